@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = []
 
-# %% ../../nbs/C_gnb.ipynb #ea7747ff
+# %% ../../nbs/C_gnb.ipynb #59b7b681
 "Part C: generalized naive Bayes for continuous features."
 _EXPORTS = {"GeneralizedNaiveBayes": "classifier", "GNBStructure": "structure"}
 

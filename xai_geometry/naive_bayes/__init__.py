@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = []
 
-# %% ../../nbs/A_naive_bayes.ipynb #f16dcafe
+# %% ../../nbs/A_naive_bayes.ipynb #35298010
 "Part A: weighted naive Bayes, log-odds contributions, analytic Shapley values and the supervised geometries."
 _EXPORTS = {
     "discretization_cost": "modl", "grouping_cost": "modl", "MODLDiscretizer": "modl",

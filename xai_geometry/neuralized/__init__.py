@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = []
 
-# %% ../../nbs/B_neuralized.ipynb #0c5669da
+# %% ../../nbs/B_neuralized.ipynb #e56ad064
 "Part B: Gaussian SVM, k-NN and kernel regression as detection/pooling networks, explained by LRP."
 _EXPORTS = {
     "NeuralizedSVM": "svm", "NeuralizedKNN": "knn",
