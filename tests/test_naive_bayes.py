@@ -1,0 +1,127 @@
+"Part A: bad input, property tests and cross-checks against Khiops for the weighted naive Bayes."
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from xai_geometry.naive_bayes.classifier import WeightedNaiveBayes, random_model, random_parts
+from xai_geometry.naive_bayes.geometry import pairwise_distances, embedding
+from xai_geometry.naive_bayes.neighbors import SupervisedKNeighborsClassifier
+from xai_geometry.naive_bayes.shapley import shapley_values, one_vs_rest_log_odds, expected_log_odds
+from xai_geometry.khiops import khiops_available, run_khiops
+
+
+def _frame(n=300, seed=0):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 3, n)
+    X = pd.DataFrame({
+        "num": y + rng.normal(0, 0.7, n),
+        "cat": pd.Series(np.where(rng.random(n) < 0.7, np.array(["a", "b", "c"])[y], "d"), dtype=object),
+        "noise": rng.normal(size=n),
+    })
+    X.loc[rng.random(n) < 0.05, "num"] = np.nan
+    X.loc[rng.random(n) < 0.05, "cat"] = None
+    return X, pd.Series(np.array(["u", "v", "w"])[y], name="class")
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    X, y = _frame()
+    return X, y, WeightedNaiveBayes().fit(X, y)
+
+
+def test_unseen_categories_and_all_missing_columns(fitted):
+    X, y, nb = fitted
+    Z = X.head(20).copy()
+    Z["cat"] = "never-seen"
+    Z["num"] = np.nan
+    p = nb.predict_proba(Z)
+    assert p.shape == (20, 3) and np.isfinite(p).all()
+    np.testing.assert_allclose(p.sum(axis=1), 1)
+    assert (nb.part_indices(Z) >= 0).all()
+    phi = shapley_values(nb, Z)
+    assert np.isfinite(phi).all()
+
+
+def test_columns_reordered_and_missing(fitted):
+    X, y, nb = fitted
+    np.testing.assert_allclose(nb.predict_proba(X[X.columns[::-1]]), nb.predict_proba(X))
+    with pytest.raises(ValueError, match="cat"):
+        nb.predict_proba(X.drop(columns="cat"))
+    knn = SupervisedKNeighborsClassifier().fit(X, y)
+    np.testing.assert_array_equal(knn.predict(X[X.columns[::-1]].head(30)), knn.predict(X.head(30)))
+    with pytest.raises(ValueError, match="noise"):
+        knn.predict(X.drop(columns="noise"))
+
+
+def test_one_class_in_training():
+    X, y = _frame(50)
+    y1 = pd.Series(["only"] * len(y))
+    nb = WeightedNaiveBayes().fit(X, y1)
+    np.testing.assert_array_equal(nb.predict(X), "only")
+    np.testing.assert_allclose(nb.predict_proba(X), 1.0)
+    assert np.all(shapley_values(nb, X) == 0)
+    knn = SupervisedKNeighborsClassifier().fit(X, y1)
+    np.testing.assert_array_equal(knn.predict(X), "only")
+
+
+def test_class_absent_from_fold(fitted):
+    X, y, _ = fitted
+    keep = (y != "w").to_numpy()
+    nb = WeightedNaiveBayes().fit(X[keep], y[keep])
+    assert list(nb.classes_) == ["u", "v"]
+    assert nb.predict_proba(X).shape == (len(X), 2)
+    with pytest.raises(ValueError, match="weights"):
+        WeightedNaiveBayes(weights=[2.0, 0, 0]).fit(X, y)
+
+
+def test_bad_arguments(fitted):
+    X, y, nb = fitted
+    with pytest.raises(ValueError, match="kind"):
+        pairwise_distances(nb, X.head(3), kind="euclid")
+    with pytest.raises(ValueError, match="complement"):
+        shapley_values(nb, X.head(3), complement="rest")
+    with pytest.raises(ValueError, match="ties"):
+        SupervisedKNeighborsClassifier(ties="random").fit(X, y)
+    with pytest.raises(ValueError, match="y"):
+        WeightedNaiveBayes().fit(X, y.head(10))
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), J=st.integers(2, 10), M=st.integers(1, 30))
+def test_properties_random_models(seed, J, M):
+    rng = np.random.default_rng(seed)
+    model = random_model(rng, n_classes=J, n_features=M)
+    P = random_parts(rng, model, 5)
+    for comp in ("pooled", "mixture"):
+        phi = shapley_values(model, P, comp)
+        np.testing.assert_allclose(phi.sum(axis=1), one_vs_rest_log_odds(model, P, comp) - expected_log_odds(model, comp),
+                                   rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(pairwise_distances(model, P, kind="shap", complement=comp),
+                                   pairwise_distances(model, P, kind="odds", complement=comp), rtol=1e-9, atol=1e-12)
+    lp = model.predict_log_proba(P)
+    delta = np.abs(lp[:, None] - lp[None]).sum(-1)
+    assert np.all(delta <= pairwise_distances(model, P, kind="global") * (1 + 1e-9) + 1e-9)
+
+
+def test_from_khiops_matches_khiops():
+    ok, why = khiops_available()
+    if not ok: pytest.skip(why)
+    X, y = _frame(600, seed=1)
+    Xt, _ = _frame(200, seed=2)
+    Xt.loc[:20, "cat"] = "unseen"
+    with tempfile.TemporaryDirectory() as tmp:
+        ref = run_khiops(X, y, Xt, workdir=tmp)
+        km = WeightedNaiveBayes.from_khiops(Path(tmp) / "AnalysisResults.model.kdic")
+    assert list(km.classes_) == ref["classes"]
+    p = np.asarray(ref["test"]["probabilities"])
+    N, J = km.n_total_, len(km.classes_)
+    raw = p * (1 + 0.5 / (N + 1)) - 0.5 / (J * (N + 1))
+    np.testing.assert_allclose(km.predict_proba(Xt), raw, atol=1e-9)
+    names = ref["test"]["shapley"]["variables"]
+    cols = [list(km.feature_names_in_).index(v) for v in names]
+    theirs = np.asarray(ref["test"]["shapley"]["values"]).transpose(0, 2, 1)
+    np.testing.assert_allclose(shapley_values(km, Xt)[:, cols], theirs, atol=1e-8)
