@@ -154,3 +154,14 @@ def test_shapley_sampling_efficiency(models, seed, n_perm):
     m = models["svc"]
     R = shapley_sampling(m, X[:6], X, n_permutations=n_perm, random_state=seed)
     np.testing.assert_allclose(R.sum(1), explained_output(m, X[:6]) - explained_output(m, X.mean(0, keepdims=True)), atol=1e-10)
+
+
+def test_linear_kernel_models_have_constant_gradient():
+    from sklearn.kernel_ridge import KernelRidge as KR
+    for m in (KR(kernel="linear", alpha=0.5).fit(X, y), SVC(kernel="linear").fit(X, y)):
+        f = explained_model(m)
+        assert f.kind == "linear"
+        G = output_gradient(m, X[:4])
+        h = 1e-5
+        G_fd = np.stack([(f(X[:4] + h * e) - f(X[:4] - h * e)) / (2 * h) for e in np.eye(5)], 1)
+        np.testing.assert_allclose(G, G_fd, rtol=1e-6, atol=1e-8)

@@ -168,3 +168,14 @@ def test_flipping_bad_input():
         flipping_curve("svm", X[:4], R, inpainter=KDE)
     with pytest.raises(ValueError, match="binary"):
         flipping_curve(SVC().fit(X, np.arange(200) % 3), X[:4], R, inpainter=KDE)
+
+
+def test_model_forms_agree():
+    "A fitted SVC, an object exposing only decision_function, and a plain callable give the same curves."
+    class DecisionOnly:
+        def decision_function(self, Z):
+            return SVM.decision_function(Z)
+    R = np.random.default_rng(0).normal(size=(5, 6))
+    curves = [flipping_curve(m, X[150:155], R, inpainter=KDE, n_draws=4, random_state=1)[1]
+              for m in (SVM, DecisionOnly(), SVM.decision_function)]
+    np.testing.assert_allclose(curves[0], curves[1]); np.testing.assert_allclose(curves[0], curves[2])
