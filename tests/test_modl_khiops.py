@@ -21,5 +21,6 @@ def test_partitions_agree_with_khiops(name):
     assert df.informative_agree.mean() >= 0.9, df[~df.informative_agree]
     # our partition never costs more than Khiops' own partition under the same criterion
     assert df.cost_ok.all(), df[~df.cost_ok]
+    assert df.default_group_agree.all(), df[~df.default_group_agree]
     # and levels agree with Khiops' report
     assert (df.level - df.khiops_level).abs().max() < 2e-3
