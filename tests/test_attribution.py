@@ -165,3 +165,13 @@ def test_linear_kernel_models_have_constant_gradient():
         h = 1e-5
         G_fd = np.stack([(f(X[:4] + h * e) - f(X[:4] - h * e)) / (2 * h) for e in np.eye(5)], 1)
         np.testing.assert_allclose(G, G_fd, rtol=1e-6, atol=1e-8)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), n_samples=st.integers(4, 40))
+def test_kernel_shap_efficiency_with_sampled_coalitions(seed, n_samples):
+    rng = np.random.default_rng(seed)
+    Xr = rng.normal(size=(80, 9))  # 2^9 - 2 = 510 coalitions > n_samples: sampled
+    m = SVC(gamma=0.2).fit(Xr, (Xr[:, 0] + Xr[:, 1] > 0).astype(int))
+    R = kernel_shap(m, Xr[:4], Xr, n_samples=n_samples, random_state=seed)
+    np.testing.assert_allclose(R.sum(1), explained_output(m, Xr[:4]) - explained_output(m, Xr.mean(0, keepdims=True)), atol=1e-9)
