@@ -23,4 +23,4 @@ def test_partitions_agree_with_khiops(name):
     assert df.cost_ok.all(), df[~df.cost_ok]
     assert df.default_group_agree.all(), df[~df.default_group_agree]
     # and levels agree with Khiops' report
-    assert (df.level - df.khiops_level).abs().max() < 2e-3
+    assert (df.level - df.khiops_level).abs().max() < 1e-6
