@@ -1,0 +1,57 @@
+"""House rules of the notebooks that tools depend on.
+
+nbdev's doc processing executes every cell that imports something (to render the API docs), so a
+cell that mixes imports with other code would run heavy work while the docs build: imports live in
+cells of their own. Exported code must not import the development tools (nbdev, fastcore).
+"""
+import ast
+import json
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "nbs").glob("*.ipynb"))
+
+
+def _cells(nb):
+    for i, c in enumerate(json.loads(nb.read_text(encoding="utf-8"))["cells"]):
+        if c["cell_type"] == "code": yield i, "".join(c["source"])
+
+
+def _tree(src):
+    lines = [l for l in src.splitlines() if not l.lstrip().startswith(("%", "!"))]
+    try: return ast.parse("\n".join(lines))
+    except SyntaxError: return None
+
+
+def _directives(src):
+    return {l.strip()[2:].strip().split()[0] for l in src.splitlines()
+            if l.strip().startswith("#|") and len(l.strip()) > 2}
+
+
+@pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.stem)
+def test_imports_in_their_own_cells(nb):
+    bad = []
+    for i, src in _cells(nb):
+        dirs = _directives(src)
+        if dirs & {"export", "exports", "exporti", "exec_doc"} or "eval:" in dirs: continue
+        t = _tree(src)
+        if t is None: continue
+        nodes = list(ast.walk(t))
+        has_imp = any(isinstance(n, (ast.Import, ast.ImportFrom)) for n in nodes)
+        has_other = any(isinstance(n, (ast.Expr, ast.Assign)) for n in nodes)
+        if has_imp and has_other: bad.append(f"cell {i}: {src[:120]!r}")
+    assert not bad, f"{nb.name}: cells mixing imports and other code (the docs build would run them):\n" + "\n".join(bad)
+
+
+@pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.stem)
+def test_exported_code_needs_no_dev_tools(nb):
+    bad = []
+    for i, src in _cells(nb):
+        if not (_directives(src) & {"export", "exports", "exporti"}): continue
+        t = _tree(src)
+        for n in ast.walk(t) if t else []:
+            mods = [a.name for a in n.names] if isinstance(n, ast.Import) else [n.module or ""] if isinstance(n, ast.ImportFrom) else []
+            bad += [f"cell {i}: imports {m}" for m in mods if m.split(".")[0] in ("nbdev", "fastcore", "execnb")]
+    assert not bad, f"{nb.name}: exported code imports development tools:\n" + "\n".join(bad)
