@@ -174,3 +174,31 @@ def test_nonparametric_weights_invariant_under_monotone_maps(seed):
     T = np.column_stack([np.exp(X[:, 0]), X[:, 1] ** 3 + X[:, 1], np.arctan(X[:, 2])])
     np.testing.assert_array_equal(conditional_mutual_information(X, y, "nonparametric", random_state=0),
                                   conditional_mutual_information(T, y, "nonparametric", random_state=0))
+
+
+def test_tree_matches_networkx_maximum_spanning_tree():
+    """Cross-check Kruskal (scipy.sparse.csgraph with positive offset costs) against networkx."""
+    nx = pytest.importorskip("networkx", reason="networkx (comes with pgmpy) is the reference")
+    for seed in range(20):
+        rng = np.random.default_rng(seed)
+        d = int(rng.integers(2, 30))
+        W = rng.exponential(size=(d, d)); W = W + W.T
+        W[rng.random((d, d)) < 0.3] = 0; W = np.minimum(W, W.T); np.fill_diagonal(W, 0)
+        G = nx.Graph()
+        G.add_weighted_edges_from((i, j, W[i, j]) for i in range(d) for j in range(i + 1, d))
+        T = nx.maximum_spanning_tree(G)
+        ours = sum(W[i, j] for i, j in maximum_spanning_tree(W))
+        assert len(maximum_spanning_tree(W)) == d - 1
+        assert ours == pytest.approx(T.size(weight="weight"), rel=1e-12, abs=1e-12)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 10_000), st.sampled_from(DEPS), st.integers(1, 5), st.integers(2, 4))
+def test_posteriors_are_normalized(seed, dep, d, K):
+    X, y = _data(n=60, d=d, seed=seed, K=K)
+    m = GeneralizedNaiveBayes(dependence=dep, random_state=0).fit(X, y)
+    rng = np.random.default_rng(seed)
+    Xt = rng.normal(scale=5, size=(10, d))  # also far from the data
+    P = m.predict_proba(Xt)
+    assert np.isfinite(P).all() and np.allclose(P.sum(1), 1)
+    assert (m.predict(Xt) == m.classes_[P.argmax(1)]).all()
