@@ -202,3 +202,16 @@ def test_posteriors_are_normalized(seed, dep, d, K):
     P = m.predict_proba(Xt)
     assert np.isfinite(P).all() and np.allclose(P.sum(1), 1)
     assert (m.predict(Xt) == m.classes_[P.argmax(1)]).all()
+
+
+@pytest.mark.parametrize("dep", DEPS)
+@pytest.mark.parametrize("seed", range(6))
+def test_validation_split_keeps_every_class(dep, seed):
+    """A one-row class may fall in the validation part: it is moved back, no NaN, no warning."""
+    import warnings
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3)); y = np.r_[np.zeros(39, int), [1]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = GeneralizedNaiveBayes(dependence=dep, reduction="f1", validation_fraction=0.3, random_state=seed).fit(X, y)
+    assert np.isfinite(m.predict_proba(X)).all()
