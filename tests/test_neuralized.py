@@ -244,3 +244,26 @@ def test_multiclass_predict_and_regression_recentre():
     bias = NeuralizedKernelRegression(krr, c)
     f = krr.predict(P[:, :3]) - c
     np.testing.assert_array_equal(np.sign(bias.decision_function(P[:, :3])), np.sign(f))
+
+
+@pytest.mark.parametrize("model", [SVC(gamma="scale"), SVC(gamma="auto", C=5), NuSVC(nu=0.3),
+                                   SVC(class_weight="balanced", gamma=2.0)])
+def test_svm_variants_sign(model):
+    X, y = make_classification(150, 5, n_informative=3, n_redundant=0, weights=[0.8], random_state=3)
+    y = np.where(y == 1, "yes", "no")                                 # string labels: classes_[1] = "yes"
+    model.fit(X, y)
+    net = NeuralizedSVM(model)
+    P = np.random.default_rng(0).normal(size=(5000, 5)) * 2
+    np.testing.assert_array_equal(np.sign(net.decision_function(P)), np.sign(model.decision_function(P)))
+    np.testing.assert_array_equal(net.predict(P), model.predict(P))
+    assert net.gamma_ == pytest.approx(model._gamma)
+
+
+def test_nusvr_and_svr_levels():
+    from sklearn.svm import NuSVR
+    Xr, yr = make_regression(100, 3, noise=3, random_state=2)
+    P = np.random.default_rng(1).normal(size=(4000, 3)) * 1.5
+    for model in (NuSVR(gamma=0.3, C=50).fit(Xr, yr), SVR(gamma=0.3, C=50).fit(Xr, yr)):
+        for c in np.quantile(model.predict(Xr), [0.2, 0.5, 0.8]):
+            g = NeuralizedKernelRegression(model, c).decision_function(P)
+            np.testing.assert_array_equal(np.sign(g), np.sign(model.predict(P) - c))
