@@ -5,8 +5,7 @@
 # %% auto #0
 __all__ = []
 
-# %% ../../nbs/C_gnb.ipynb #59b7b681
-"Part C: generalized naive Bayes for continuous features."
+# %% ../../nbs/C_gnb.ipynb #b81861e3
 _EXPORTS = {"GeneralizedNaiveBayes": "classifier", "GNBStructure": "structure"}
 
 def __getattr__(name):

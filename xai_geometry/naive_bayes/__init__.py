@@ -5,8 +5,7 @@
 # %% auto #0
 __all__ = []
 
-# %% ../../nbs/A_naive_bayes.ipynb #35298010
-"Part A: weighted naive Bayes, log-odds contributions, analytic Shapley values and the supervised geometries."
+# %% ../../nbs/A_naive_bayes.ipynb #c367d14e
 _EXPORTS = {
     "discretization_cost": "modl", "grouping_cost": "modl", "MODLDiscretizer": "modl",
     "MODLGrouper": "modl", "MODLEncoder": "modl",

@@ -5,8 +5,7 @@
 # %% auto #0
 __all__ = []
 
-# %% ../../nbs/B_neuralized.ipynb #e56ad064
-"Part B: Gaussian SVM, k-NN and kernel regression as detection/pooling networks, explained by LRP."
+# %% ../../nbs/B_neuralized.ipynb #ee8afd5e
 _EXPORTS = {
     "NeuralizedSVM": "svm", "NeuralizedKNN": "knn",
     "NeuralizedKernelRegression": "kernel_regression", "NeuralizedMulticlassSVM": "multiclass",
