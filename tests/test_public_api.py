@@ -1,0 +1,44 @@
+"""The public names of DESIGN.md are a contract: examples, docs and outside checks import them."""
+import importlib
+
+import pytest
+
+CONTRACT = {
+    "xai_geometry.datasets": ["load", "list_datasets"],
+    "xai_geometry.naive_bayes.modl": ["discretization_cost", "grouping_cost", "MODLDiscretizer", "MODLGrouper", "MODLEncoder"],
+    "xai_geometry.naive_bayes.classifier": ["WeightedNaiveBayes"],
+    "xai_geometry.naive_bayes.shapley": ["shapley_values", "exact_shapley_values"],
+    "xai_geometry.naive_bayes.geometry": ["embedding", "pairwise_distances"],
+    "xai_geometry.naive_bayes.neighbors": ["SupervisedKNeighborsClassifier", "local_agreement", "local_delta", "local_margin"],
+    "xai_geometry.neuralized": ["NeuralizedSVM", "NeuralizedKNN", "NeuralizedKernelRegression", "NeuralizedMulticlassSVM"],
+    "xai_geometry.neuralized.flipping": ["flipping_curve", "aufc"],
+    "xai_geometry.gnb": ["GeneralizedNaiveBayes"],
+    "xai_geometry.stats": ["friedman_nemenyi", "corrected_ttest", "holm"],
+}
+SUBPACKAGES = ["xai_geometry.naive_bayes", "xai_geometry.neuralized", "xai_geometry.gnb"]
+
+
+@pytest.mark.parametrize("module,names", sorted(CONTRACT.items()))
+def test_contract_names_import(module, names):
+    mod = importlib.import_module(module)
+    for n in names: assert callable(getattr(mod, n)), f"{module}.{n}"
+
+
+@pytest.mark.parametrize("pkg", SUBPACKAGES)
+def test_subpackages_reexport_their_names(pkg):
+    mod = importlib.import_module(pkg)
+    for name, sub in mod._EXPORTS.items():
+        assert getattr(mod, name) is getattr(importlib.import_module(f"{pkg}.{sub}"), name)
+    with pytest.raises(AttributeError, match="no attribute"): getattr(mod, "no_such_name")
+
+
+def test_library_does_not_import_dev_tools():
+    import subprocess, sys
+    code = ("import sys, xai_geometry, xai_geometry.cli, xai_geometry.datasets, xai_geometry.runner\n"
+            "for p in ['naive_bayes', 'neuralized', 'gnb']:\n"
+            "    m = __import__('xai_geometry.' + p, fromlist=['_EXPORTS'])\n"
+            "    [getattr(m, n) for n in m._EXPORTS]\n"
+            "bad = sorted(k for k in sys.modules if k.split('.')[0] in ('nbdev', 'fastcore', 'execnb'))\n"
+            "assert not bad, bad\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
