@@ -267,3 +267,12 @@ def test_nusvr_and_svr_levels():
         for c in np.quantile(model.predict(Xr), [0.2, 0.5, 0.8]):
             g = NeuralizedKernelRegression(model, c).decision_function(P)
             np.testing.assert_array_equal(np.sign(g), np.sign(model.predict(P) - c))
+
+
+@pytest.mark.parametrize("algorithm", ["brute", "kd_tree", "ball_tree"])
+def test_knn_search_algorithms(algorithm):
+    X, y = make_classification(300, 4, n_informative=3, n_redundant=0, random_state=5)
+    P = np.random.default_rng(2).normal(size=(2000, 4)) * 1.5
+    for k in (1, 7, 15):
+        knn = KNeighborsClassifier(k, algorithm=algorithm).fit(X, y)
+        np.testing.assert_array_equal(NeuralizedKNN(knn).predict(P), knn.predict(P))
