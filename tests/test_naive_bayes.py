@@ -125,3 +125,49 @@ def test_from_khiops_matches_khiops():
     cols = [list(km.feature_names_in_).index(v) for v in names]
     theirs = np.asarray(ref["test"]["shapley"]["values"]).transpose(0, 2, 1)
     np.testing.assert_allclose(shapley_values(km, Xt)[:, cols], theirs, atol=1e-8)
+
+
+def test_from_khiops_prior_only_model():
+    ok, why = khiops_available()
+    if not ok: pytest.skip(why)
+    rng = np.random.default_rng(5)
+    X = pd.DataFrame({"a": rng.normal(size=150), "b": rng.choice(["x", "y"], 150)})
+    y = pd.Series(rng.choice(["p", "q"], 150, p=[0.6, 0.4]))
+    with tempfile.TemporaryDirectory() as tmp:
+        ref = run_khiops(X, y, workdir=tmp)
+        km = WeightedNaiveBayes.from_khiops(Path(tmp) / "AnalysisResults.model.kdic")
+    np.testing.assert_array_equal(km.weights_, 0)
+    p = np.asarray(ref["test"]["probabilities"])
+    N, J = km.n_total_, 2
+    np.testing.assert_allclose(km.predict_proba(X), p * (1 + 0.5 / (N + 1)) - 0.5 / (J * (N + 1)), atol=1e-9)
+    assert np.all(shapley_values(km, X) == 0)
+
+
+def _reference_knn(D, y, k, ties, J):
+    out = np.zeros((len(D), J))
+    for a, row in enumerate(D):
+        order = sorted(range(len(row)), key=lambda b: (row[b], b))
+        if ties == "index": nb = order[:k]
+        else:
+            dk = row[order[k - 1]]; nb = [b for b in order if row[b] <= dk + 1e-9 * (1 + dk)]
+        for b in nb: out[a, y[b]] += 1
+        out[a] /= len(nb)
+    return out
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), k=st.sampled_from([1, 2, 4]), ties=st.sampled_from(["index", "vote"]),
+       kind=st.sampled_from(["nb", "snb", "global", "odds", "shap"]))
+def test_knn_tie_rules_match_reference(seed, k, ties, kind):
+    rng = np.random.default_rng(seed)
+    J = int(rng.integers(2, 4))
+    model = random_model(rng, n_classes=J, n_features=int(rng.integers(1, 4)), max_parts=3)
+    Ptr, Pte = random_parts(rng, model, 40), random_parts(rng, model, 10)
+    ytr = rng.integers(0, J, 40); ytr[:J] = np.arange(J)
+    knn = SupervisedKNeighborsClassifier(kind=kind, n_neighbors=k, ties=ties, model=model, prefit=True).fit(Ptr, ytr)
+    ref = _reference_knn(pairwise_distances(model, Pte, Ptr, kind=kind), ytr, k, ties, J)
+    np.testing.assert_allclose(knn.predict_proba(Pte), ref, atol=1e-12)
+    if ties == "index":
+        d, ind = knn.kneighbors(Pte)
+        D = pairwise_distances(model, Pte, Ptr, kind=kind)
+        np.testing.assert_allclose(np.take_along_axis(D, ind, 1), d, rtol=1e-9, atol=1e-12)
