@@ -1,0 +1,66 @@
+"""Closed-form Shapley values of generalized naive Bayes (nbs/41): enumeration, efficiency, geometry, bad input."""
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from xai_geometry.gnb import GeneralizedNaiveBayes
+from xai_geometry.gnb.shapley import (background_sample, embedding, exact_shapley_values, expected_value,
+                                      knn_geometry_fold, shapley_values)
+
+
+def _problem(seed, d, K, n=80):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, K, n); y[:K] = np.arange(K)
+    X = rng.normal(size=(n, d)) @ rng.normal(size=(d, d)) + y[:, None] * rng.normal(size=d)
+    return X, y
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), d=st.integers(2, 4), K=st.integers(2, 3),
+       dep=st.sampled_from(["gaussian", "gaussian_copula"]))
+def test_closed_form_equals_enumeration(seed, d, K, dep):
+    X, y = _problem(seed, d, K)
+    model = GeneralizedNaiveBayes(dependence=dep).fit(X, y)
+    B = background_sample(X, 5, random_state=seed)
+    for output in ("joint", "centred"):
+        phi = shapley_values(model, X[:4], B, output=output)
+        np.testing.assert_allclose(phi, exact_shapley_values(model, X[:4], B, output=output), atol=1e-10, rtol=0)
+        F = model.predict_joint_log_proba(X[:4])
+        if output == "centred": F = F - F.mean(1, keepdims=True)
+        np.testing.assert_allclose(phi.sum(1), F - expected_value(model, B, output), atol=1e-10)
+
+
+def test_binary_is_half_log_odds():
+    X, y = _problem(1, 5, 2)
+    model = GeneralizedNaiveBayes().fit(X, y)
+    phi = shapley_values(model, X[:20], X_background=X, n_background=30, random_state=0)
+    np.testing.assert_allclose(phi[:, :, 0], -phi[:, :, 1], atol=1e-12)
+    lo = model.predict_log_proba(X[:20]) @ np.array([-1.0, 1.0])
+    diff = 2 * phi[:, :, 1].sum(1) - lo
+    np.testing.assert_allclose(diff, diff[0], atol=1e-9)
+    assert embedding(model, X[:3], "shap", background=X[:30]).shape == (3, 10)
+    assert embedding(model, X[:3], "loglik").shape[0] == 3
+
+
+def test_background_sample_is_deterministic():
+    X = np.arange(500.0).reshape(250, 2)
+    np.testing.assert_array_equal(background_sample(X, 10, 3), background_sample(X, 10, 3))
+    assert len(background_sample(X, 1000)) == 250
+
+
+def test_fold_protocol_runs():
+    X, y = _problem(2, 4, 3, n=120)
+    rows = knn_geometry_fold(X[:100], y[:100], X[100:], y[100:], n_background=20)
+    assert {r["geometry"] for r in rows} == {"raw", "loglik", "shap"}
+    assert all(0 <= r["acc"] <= 1 and 0 <= r["locagree_10"] <= 1 for r in rows)
+
+
+def test_bad_input():
+    X, y = _problem(3, 3, 2)
+    model = GeneralizedNaiveBayes().fit(X, y)
+    with pytest.raises(ValueError, match="background"): shapley_values(model, X[:2])
+    with pytest.raises(ValueError, match="output"): shapley_values(model, X[:2], X[:5], output="odds")
+    with pytest.raises(ValueError, match="at most two features"): shapley_values(GeneralizedNaiveBayes(k=4).fit(X, y), X[:2], X[:5])
+    with pytest.raises(ValueError, match="kind"): embedding(model, X[:2], "odds")
+    with pytest.raises(ValueError, match="n_background"): background_sample(X, 0)
+    with pytest.raises(ValueError, match=r"\(b, 3\)"): shapley_values(model, X[:2], X[:5, :2])
