@@ -50,7 +50,7 @@ def gather_tables(tables: list[np.ndarray],  # M tables (I_m, J)
     if not tables: return np.zeros((len(P), 0, n_classes))
     flat = np.concatenate(tables)
     offsets = np.cumsum([0] + [len(t) for t in tables[:-1]])
-    return flat[P + offsets]
+    return np.take(flat, (P + offsets).ravel(), axis=0).reshape(len(P), len(tables), flat.shape[1])
 
 
 class _PartIndexEncoder:
@@ -196,6 +196,7 @@ def _as_frame(est, X, *, reset: bool) -> pd.DataFrame:
             if all(isinstance(c, str) for c in X.columns):
                 warnings.warn(f"X has feature names, but {type(est).__name__} was fitted without feature names")
             return X.set_axis([f"x{i}" for i in range(X.shape[1])], axis=1)
+        if list(X.columns) == list(names): return X
         missing = [c for c in names if c not in X.columns]
         if missing:
             raise ValueError(f"X lacks the column(s) {missing} seen in fit (the feature names should "
