@@ -24,7 +24,8 @@ SECTIONS = [
     ("Part A — weighted naive Bayes and Shapley geometry", r"^(A_|1\d)"),
     ("Part B — neuralized models and LRP", r"^(B_|2\d)"),
     ("Part C — generalized naive Bayes", r"^(C_|3\d)"),
-    ("Beyond the papers", r"^[4-9]\d"),
+    ("Tutorials", r"^4[5-9]"),
+    ("Beyond the papers", r"^(4[0-4]|[5-9]\d)"),
 ]
 
 def site_sections(stems: list[str]) -> list[tuple[str, list[str]]]:
