@@ -9,8 +9,8 @@ import numpy as np
 from scipy.special import logsumexp
 
 # %% auto #0
-__all__ = ['heuristic_eta_svm', 'heuristic_beta_svm', 'heuristic_kappa_knn', 'heuristic_eta_knn', 'pool_softmax', 'blas_threads',
-           'TwoPools', 'relevance']
+__all__ = ['heuristic_eta_svm', 'heuristic_beta_svm', 'heuristic_kappa_knn', 'heuristic_eta_knn', 'median_scale', 'pool_softmax',
+           'blas_threads', 'TwoPools', 'relevance']
 
 # %% ../../nbs/20_lrp.ipynb #53496303
 def heuristic_eta_svm(gamma: float, # the SVM's effective kernel width γ
@@ -36,6 +36,21 @@ def heuristic_eta_knn(k: int | None = None, # number of neighbours (unused: the 
                      ) -> float:
     "Table 1: η = 0.8 for k-NN, whatever k."
     return 0.8
+
+# %% ../../nbs/20_lrp.ipynb #a95e1afa
+def median_scale(X: np.ndarray, # (n, d) training data (usually z-scored first)
+                 max_rows: int = 1000, # rows sampled (without replacement) to estimate the median
+                 random_state: int = 0,
+                ) -> float:
+    "√(median pairwise squared distance) of (a sample of) X: divide by it so that γ = 1 is the median heuristic."
+    from scipy.spatial.distance import pdist
+    X = np.asarray(X, dtype=float)
+    if X.ndim != 2 or len(X) < 2: raise ValueError(f"X must be a 2-D array with at least 2 rows, got shape {X.shape}")
+    rng = np.random.default_rng(random_state)
+    S = X[rng.choice(len(X), min(len(X), max_rows), replace=False)]
+    scale = float(np.sqrt(np.median(pdist(S, "sqeuclidean"))))
+    if not np.isfinite(scale) or scale <= 0: raise ValueError("X has no spread (median pairwise distance 0 or not finite)")
+    return scale
 
 # %% ../../nbs/20_lrp.ipynb #d41c8d59
 def pool_softmax(logits: np.ndarray,            # (n, m) logits −β z of the pool's members

@@ -10,18 +10,12 @@ from pathlib import Path
 
 import numpy as np
 
+from .lrp import median_scale
+
 # %% auto #0
-__all__ = ['median_scale', 'demo']
+__all__ = ['demo']
 
 # %% ../../nbs/29_tour.ipynb #61043577
-def median_scale(X: np.ndarray, # (n, d) training data
-                 max_rows: int = 1000, random_state: int = 0) -> float:
-    "√(median pairwise squared distance) of (a sample of) X: divide by it so that γ = 1 is the median heuristic."
-    rng = np.random.default_rng(random_state)
-    S = X[rng.choice(len(X), min(len(X), max_rows), replace=False)]
-    D = ((S[:, None, :] - S[None]) ** 2).sum(-1)
-    return float(np.sqrt(np.median(D[np.triu_indices(len(S), 1)])))
-
 def _svm_2d(out: Path) -> Path:
     import matplotlib.pyplot as plt
     from matplotlib.colors import TwoSlopeNorm
