@@ -6,7 +6,9 @@
 __all__ = []
 
 # %% ../../nbs/C_gnb.ipynb #b81861e3
-_EXPORTS = {"GeneralizedNaiveBayes": "classifier", "GNBStructure": "structure"}
+_EXPORTS = {"GeneralizedNaiveBayes": "classifier", "GNBStructure": "structure",
+            "learn_structure": "structure", "maximum_spanning_tree": "structure",
+            "conditional_mutual_information": "information"}
 
 def __getattr__(name):
     "Import a public name from its module on first use (PEP 562)."

@@ -9,7 +9,9 @@ __all__ = []
 _EXPORTS = {
     "NeuralizedSVM": "svm", "NeuralizedKNN": "knn",
     "NeuralizedKernelRegression": "kernel_regression", "NeuralizedMulticlassSVM": "multiclass",
-    "flipping_curve": "flipping", "aufc": "flipping",
+    "flipping_curve": "flipping", "aufc": "flipping", "ConditionalKDEInpainter": "flipping",
+    "heuristic_eta_svm": "lrp", "heuristic_beta_svm": "lrp", "heuristic_kappa_knn": "lrp",
+    "heuristic_eta_knn": "lrp", "median_scale": "lrp",
 }
 
 def __getattr__(name):
