@@ -18,6 +18,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils import assert_all_finite
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, check_array, column_or_1d
+from threadpoolctl import threadpool_limits
 
 # %% auto #0
 __all__ = ['log_conditional_table', 'natural_code_length', 'gather_tables', 'WeightedNaiveBayes', 'random_model', 'random_parts']
@@ -404,8 +405,9 @@ class WeightedNaiveBayes(ClassifierMixin, BaseEstimator):
 
         best = None
         for start in (0.5, 1.0):
-            r = minimize(fun, np.full(active.sum(), start), jac=True, method="L-BFGS-B",
-                         bounds=[(0.0, 1.0)] * int(active.sum()), options={"maxiter": self.max_iter})
+            with threadpool_limits(1, user_api="blas"):   # tiny problems: BLAS threads only cost here
+                r = minimize(fun, np.full(active.sum(), start), jac=True, method="L-BFGS-B",
+                             bounds=[(0.0, 1.0)] * int(active.sum()), options={"maxiter": self.max_iter})
             w = np.zeros(M); w[active] = np.clip(r.x, 0, 1); w[w < 1e-6] = 0.0
             k = int(math.ceil(w.sum() - 1e-12))
             full = fun(w[active])[0] + a * (math.log(2) + (natural_code_length(k) - math.lgamma(k + 1) if k > 0 else 0.0))

@@ -10,6 +10,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.neighbors import NearestNeighbors
 from sklearn.utils.validation import check_is_fitted
+from threadpoolctl import threadpool_limits
 
 from .classifier import WeightedNaiveBayes
 from .geometry import KINDS, block_tables, embedding_from_parts
@@ -19,6 +20,15 @@ __all__ = ['SupervisedKNeighborsClassifier', 'local_agreement', 'local_delta', '
 
 # %% ../../nbs/14_neighbors.ipynb #79cc34fa
 _TOL = 1e-9
+
+def _search(nn: NearestNeighbors, E: np.ndarray, k: int, n_jobs: int | None):
+    """`nn.kneighbors(E, k)` with its OpenMP threads bounded: `n_jobs` threads if given (-1: all),
+    else one thread for small searches (< 4e6 distance terms), where thread start-up dominates."""
+    n_threads = None if n_jobs == -1 else n_jobs
+    if n_jobs is None and len(E) * len(nn._fit_X) * max(E.shape[1], 1) < 4e6: n_threads = 1
+    if n_threads is None: return nn.kneighbors(E, n_neighbors=k)
+    with threadpool_limits(limits=n_threads, user_api="openmp"):
+        return nn.kneighbors(E, n_neighbors=k)
 
 class SupervisedKNeighborsClassifier(ClassifierMixin, BaseEstimator):
     """k-NN in the ℓ1 geometry induced by a weighted naive Bayes.
@@ -37,7 +47,7 @@ class SupervisedKNeighborsClassifier(ClassifierMixin, BaseEstimator):
                  complement: str = "pooled",  # complement class for "odds"/"shap"
                  model=None,  # a WeightedNaiveBayes (cloned and fitted); None: WeightedNaiveBayes()
                  prefit: bool = False,  # `model` is already fitted: use it as is (one model, several geometries)
-                 n_jobs: int | None = None,  # threads of the neighbour search
+                 n_jobs: int | None = None,  # OpenMP threads of the neighbour search (None: all, but 1 for small searches; -1: all)
                 ):
         self.kind = kind; self.n_neighbors = n_neighbors; self.ties = ties
         self.complement = complement; self.model = model; self.prefit = prefit; self.n_jobs = n_jobs
@@ -101,7 +111,7 @@ class SupervisedKNeighborsClassifier(ClassifierMixin, BaseEstimator):
         E = self._embed(self.model_.part_indices(X))
         U = self.n_unique_; k = self.n_neighbors
         K = min(U, k + 8)
-        d, t = self._nn.kneighbors(E, n_neighbors=K)
+        d, t = _search(self._nn, E, K, self.n_jobs)
         while True:
             sizes = np.where(np.isfinite(d), self._sizes[t], 0)
             cum = np.cumsum(sizes, axis=1)
@@ -110,7 +120,7 @@ class SupervisedKNeighborsClassifier(ClassifierMixin, BaseEstimator):
             short = (d[:, -1] <= dk + _TOL * (1 + dk)) & (d.shape[1] < U)
             if not short.any(): return d, t, dk
             K = min(U, 2 * d.shape[1])
-            d2, t2 = self._nn.kneighbors(E[short], n_neighbors=K)
+            d2, t2 = _search(self._nn, E[short], K, self.n_jobs)
             pad = K - d.shape[1]
             d = np.hstack([d, np.full((len(d), pad), np.inf)]); t = np.hstack([t, np.zeros((len(t), pad), dtype=t.dtype)])
             d[short], t[short] = d2, t2
@@ -177,8 +187,8 @@ def local_margin(knn: SupervisedKNeighborsClassifier, X, y,
     for j in range(J):                                            # one search per class, over its distinct rows
         has = knn._class_counts[:, j] > 0
         if has.any():
-            dist[:, j] = NearestNeighbors(n_neighbors=1, metric="manhattan", algorithm="brute",
-                                          n_jobs=knn.n_jobs).fit(emb[has]).kneighbors(E)[0][:, 0]
+            nn = NearestNeighbors(metric="manhattan", algorithm="brute").fit(emb[has])
+            dist[:, j] = _search(nn, E, 1, knn.n_jobs)[0][:, 0]
     rows = np.arange(len(E)); yk = np.where(known, yi, 0)
     dplus = np.where(known, dist[rows, yk], np.inf)
     other = dist.copy(); other[rows, yk] = np.inf
