@@ -64,3 +64,10 @@ def test_bad_input():
     with pytest.raises(ValueError, match="kind"): embedding(model, X[:2], "odds")
     with pytest.raises(ValueError, match="n_background"): background_sample(X, 0)
     with pytest.raises(ValueError, match=r"\(b, 3\)"): shapley_values(model, X[:2], X[:5, :2])
+
+
+def test_two_colouring_needs_a_forest():
+    from xai_geometry.gnb.shapley import _two_colouring
+    c = _two_colouring(5, [(0, 1), (1, 2), (3, 4)])
+    assert c[0] != c[1] and c[1] != c[2] and c[3] != c[4]
+    with pytest.raises(ValueError, match="forest"): _two_colouring(3, [(0, 1), (1, 2), (0, 2)])
