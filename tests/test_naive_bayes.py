@@ -171,3 +171,14 @@ def test_knn_tie_rules_match_reference(seed, k, ties, kind):
         d, ind = knn.kneighbors(Pte)
         D = pairwise_distances(model, Pte, Ptr, kind=kind)
         np.testing.assert_allclose(np.take_along_axis(D, ind, 1), d, rtol=1e-9, atol=1e-12)
+
+
+def test_all_missing_column_in_training():
+    X, y = _frame(200)
+    X["empty"] = np.nan
+    X["empty_cat"] = pd.Series([None] * len(X), dtype=object)
+    nb = WeightedNaiveBayes().fit(X, y)
+    m = list(nb.feature_names_in_).index("empty")
+    assert nb.n_parts_[m] == 1 and nb.weights_[m] == 0
+    assert np.isfinite(nb.predict_proba(X)).all()
+    assert np.all(shapley_values(nb, X)[:, m] == 0)

@@ -297,7 +297,11 @@ class WeightedNaiveBayes(ClassifierMixin, BaseEstimator):
 
     @classmethod
     def from_khiops(cls, path) -> "WeightedNaiveBayes":
-        "Import a model dictionary (.kdic) written by Khiops (SNBClassifier or prior-only NBClassifier)."
+        """Import a model dictionary (.kdic) written by Khiops (SNBClassifier or prior-only NBClassifier).
+
+        The model takes DataFrames with Khiops' native variables (matched by name); `classes_` are
+        Khiops' text labels, in its order; variables outside the SNB get one part and weight 0.
+        """
         dicts = _read_kdic(Path(path).read_text())
         for dname, variables in dicts.items():
             clf = [v for v in variables.values() if v[1] and re.match(r"(SNB|NB)Classifier\(", v[1])]
