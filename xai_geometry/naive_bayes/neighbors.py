@@ -107,8 +107,16 @@ class SupervisedKNeighborsClassifier(ClassifierMixin, BaseEstimator):
         return E if E.shape[1] else np.zeros((len(P), 1))
 
     def _query(self, X):
+        "Distances d and tuple ids t (n, K) of the nearest distinct training tuples, and the k-th distance dk (n,)."
         check_is_fitted(self, "model_")
-        E = self._embed(self.model_.part_indices(X))
+        P = self.model_.part_indices(X)
+        Pu, back = np.unique(P, axis=0, return_inverse=True)       # identical test rows are searched once
+        d, t, dk = self._query_parts(Pu)
+        back = back.ravel()
+        return d[back], t[back], dk[back]
+
+    def _query_parts(self, P):
+        E = self._embed(P)
         U = self.n_unique_; k = self.n_neighbors
         K = min(U, k + 8)
         d, t = _search(self._nn, E, K, self.n_jobs)
