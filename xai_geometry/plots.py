@@ -44,10 +44,9 @@ def critical_difference_diagram(mean_ranks,  # pd.Series of mean ranks (index: m
     if r.isna().any(): raise ValueError("mean_ranks contains NaN")
     k = len(r); lo, hi = 1, max(k, int(np.ceil(r.max())))
     if ax is None:
-        fig, ax = plt.subplots(figsize=(max(5, 1.2 * k + 2), 1.2 + 0.35 * k))
+        fig, ax = plt.subplots(figsize=(max(5, 1.2 * k + 2), 1.0 + 0.3 * k))
     n_left = (k + 1) // 2
-    ymax = 1.0 + 0.35 * n_left + 0.3
-    ax.set_ylim(-ymax, 1.6); ax.axis("off")
+    ax.set_ylim(-(0.75 + 0.35 * n_left), 1.6); ax.axis("off")
     ax.hlines(0, lo, hi, color="k", lw=1)
     for t in np.arange(lo, hi + 1e-9, 0.5):
         ax.vlines(t, 0, 0.12 if t == int(t) else 0.06, color="k", lw=1)
