@@ -21,6 +21,25 @@ __all__ = ['SupervisedKNeighborsClassifier', 'local_agreement', 'local_delta', '
 # %% ../../nbs/14_neighbors.ipynb #79cc34fa
 _TOL = 1e-9
 
+def _unique_rows(P: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`np.unique(P, axis=0, return_inverse=True, return_counts=True)` for (n, M) non-negative part indices:
+    one mixed-radix int64 key per row (lexicographic, so the same order) when the key fits, else numpy's row unique."""
+    P = np.asarray(P, dtype=np.int64)
+    if P.ndim == 2 and P.shape[1] and len(P) and P.min() >= 0:
+        span = P.max(axis=0) + 1
+        if float(np.prod(span.astype(float))) < 2.0 ** 62:
+            w = np.concatenate([np.cumprod(span[::-1])[::-1][1:], [1]]).astype(np.int64)
+            _, first, inv, cnt = np.unique(P @ w, return_index=True, return_inverse=True, return_counts=True)
+            return P[first], inv.ravel(), cnt
+    uniq, inv, cnt = np.unique(P, axis=0, return_inverse=True, return_counts=True)
+    return uniq, inv.ravel(), cnt
+
+def _tie_groups(d: np.ndarray) -> np.ndarray:
+    "Tie groups of distances sorted along axis 1: a new group starts where a distance exceeds the previous by more than _TOL·(1 + d)."
+    fin = np.where(np.isfinite(d), d, np.finfo(float).max)          # padded slots form the last group
+    step = np.diff(fin, axis=1) > _TOL * (1 + fin[:, 1:])
+    return np.cumsum(np.concatenate([np.zeros((len(d), 1), bool), step], axis=1), axis=1)
+
 def _search(nn: NearestNeighbors, E: np.ndarray, k: int, n_jobs: int | None):
     """`nn.kneighbors(E, k)` with its OpenMP threads bounded: `n_jobs` threads if given (-1: all),
     else one thread for small searches (< 4e6 distance terms), where thread start-up dominates."""
@@ -77,27 +96,25 @@ class SupervisedKNeighborsClassifier(ClassifierMixin, BaseEstimator):
         self.classes_ = m.classes_; self.n_features_in_ = m.n_features_in_
         if hasattr(m, "feature_names_in_"): self.feature_names_in_ = m.feature_names_in_
         P = m.part_indices(X)
-        self._y = np.searchsorted(self.classes_, np.asarray(y))
+        self._y = np.searchsorted(self.classes_, np.asarray(y)).reshape(len(P))
         n, J = len(P), len(self.classes_)
         if self.n_neighbors > n: raise ValueError(f"n_neighbors={self.n_neighbors} > {n} training rows")
-        uniq, first, inv = np.unique(P, axis=0, return_index=True, return_inverse=True)
-        inv = inv.ravel()
-        order = np.argsort(inv, kind="stable")                      # rows grouped by tuple, in index order
-        sizes = np.bincount(inv, minlength=len(uniq))
+        uniq, inv, sizes = _unique_rows(P)                          # the distinct patterns, lexicographic order
+        order = np.argsort(inv, kind="stable")                      # rows grouped by pattern, in index order
         starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
         k = self.n_neighbors
-        rank = np.arange(n) - np.repeat(starts, sizes)              # rank of each row inside its tuple
+        rank = np.arange(n) - np.repeat(starts, sizes)              # rank of each row inside its pattern
         keep = rank < k
-        self._first_rows = np.full((len(uniq), k), n, dtype=np.int64)   # up to k lowest row indices per tuple
+        self._first_rows = np.full((len(uniq), k), n, dtype=np.int64)   # up to k lowest row indices per pattern
         self._first_rows[inv[order][keep], rank[keep]] = order[keep]
         self._sizes = sizes
-        self._class_counts = np.zeros((len(uniq), J)); np.add.at(self._class_counts, (inv, self._y), 1)
+        self._class_counts = np.bincount(inv * J + self._y, minlength=len(uniq) * J).reshape(len(uniq), J).astype(float)
         self._uniq = uniq; self.n_unique_ = len(uniq)
         tabs = block_tables(m, self.kind, self.complement)          # drop coordinates constant over all parts
         keep = np.concatenate([np.ptp(t, axis=0) > 0 for t in tabs] + ([np.ones(1, bool)] if self.kind == "global" else []))
         self._keep = keep if keep.size else np.ones(0, bool)
         self._nn = NearestNeighbors(metric="manhattan", algorithm="brute", n_jobs=self.n_jobs).fit(self._embed(uniq))
-        self.train_log_proba_ = m._predict_log_proba_parts(P)
+        self.train_log_proba_ = m._predict_log_proba_parts(uniq)[inv]   # row-wise: equal to the rows' own values
         self.train_pred_ = np.argmax(self.train_log_proba_, axis=1)
         return self
 
@@ -125,7 +142,10 @@ class SupervisedKNeighborsClassifier(ClassifierMixin, BaseEstimator):
             cum = np.cumsum(sizes, axis=1)
             cut = np.argmax(cum >= k, axis=1)
             dk = d[np.arange(len(d)), cut]
-            short = (d[:, -1] <= dk + _TOL * (1 + dk)) & (d.shape[1] < U)
+            grp = _tie_groups(d)
+            # complete when the last retrieved pattern is beyond the vote window of the k-th distance AND outside the
+            # tie group of the k-th row (so every row that either rule may need has been retrieved), or all are retrieved
+            short = ((d[:, -1] <= dk + _TOL * (1 + dk)) | (grp[:, -1] == grp[np.arange(len(d)), cut])) & (d.shape[1] < U)
             if not short.any(): return d, t, dk
             K = min(U, 2 * d.shape[1])
             d2, t2 = _search(self._nn, E[short], K, self.n_jobs)
@@ -141,8 +161,7 @@ class SupervisedKNeighborsClassifier(ClassifierMixin, BaseEstimator):
         dd = np.repeat(d[:, :, None], k, axis=2).reshape(n, -1); rr = rows.reshape(n, -1)
         dd = np.where(rr >= len(self._y), np.inf, dd)
         o = np.argsort(dd, axis=1, kind="stable"); dd = np.take_along_axis(dd, o, 1); rr = np.take_along_axis(rr, o, 1)
-        fin = np.where(np.isfinite(dd), dd, np.finfo(float).max)   # padded slots sort last
-        grp = np.cumsum(np.concatenate([np.zeros((n, 1), bool), np.diff(fin, axis=1) > _TOL * (1 + fin[:, 1:])], axis=1), axis=1)
+        grp = _tie_groups(dd)                                         # padded slots sort last
         key = grp.astype(float) * (len(self._y) + 1) + rr            # (group, row index) in one sortable key
         o = np.argsort(key, axis=1, kind="stable")[:, :k]
         return np.take_along_axis(dd, o, 1), np.take_along_axis(rr, o, 1)

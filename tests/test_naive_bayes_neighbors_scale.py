@@ -1,0 +1,74 @@
+"""The k-NN's search over distinct training patterns returns exactly what the plain search over all rows returns.
+
+Plain search: the distances of a test row to every training row (scikit-learn's manhattan kernel on the same
+embedding, so every pair's float distance is the same as in the pattern search), sorted; tie groups chain sorted
+distances closer than 1e-9·(1 + d); `ties="index"`: the first k rows in (tie group, training index) order;
+`ties="vote"`: every row within 1e-9·(1 + d_k) of the k-th smallest distance votes.
+"""
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from sklearn.neighbors import NearestNeighbors
+
+from xai_geometry.naive_bayes.classifier import random_model, random_parts
+from xai_geometry.naive_bayes.neighbors import SupervisedKNeighborsClassifier
+
+TOL = 1e-9
+
+
+def plain_search(knn, P_train, y_train, P_test):
+    "(dist, ind) of the index rule, (n, J) probabilities of the fitted rule: brute force over all training rows."
+    n, k, J = len(P_train), knn.n_neighbors, len(knn.classes_)
+    nn = NearestNeighbors(metric="manhattan", algorithm="brute").fit(knn._embed(P_train))
+    d, i = nn.kneighbors(knn._embed(P_test), n_neighbors=n)          # every row, sorted by distance
+    grp = np.zeros(d.shape, dtype=np.int64)
+    for a in range(len(d)):                                          # obvious loop: chain groups
+        for b in range(1, n):
+            grp[a, b] = grp[a, b - 1] + (d[a, b] - d[a, b - 1] > TOL * (1 + d[a, b]))
+    o = np.lexsort((i, grp), axis=1)[:, :k]                          # (group, training index)
+    dist, ind = np.take_along_axis(d, o, 1), np.take_along_axis(i, o, 1)
+    yi = np.searchsorted(knn.classes_, y_train)
+    proba = np.zeros((len(d), J))
+    for a in range(len(d)):
+        nb = ind[a] if knn.ties == "index" else i[a][d[a] <= d[a, k - 1] + TOL * (1 + d[a, k - 1])]
+        np.add.at(proba[a], yi[nb], 1); proba[a] /= len(nb)
+    return dist, ind, proba
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), k=st.sampled_from([1, 3, 5]), ties=st.sampled_from(["index", "vote"]),
+       kind=st.sampled_from(["nb", "snb", "global", "odds", "shap"]), n=st.integers(5, 120))
+def test_pattern_search_equals_plain_search(seed, k, ties, kind, n):
+    rng = np.random.default_rng(seed)
+    J = int(rng.integers(2, 4))
+    model = random_model(rng, n_classes=J, n_features=int(rng.integers(1, 4)), max_parts=3)
+    Ptr = random_parts(rng, model, n); Pte = random_parts(rng, model, 12)   # few patterns: many duplicates and ties
+    ytr = rng.integers(0, J, n); ytr[:J] = np.arange(J)
+    knn = SupervisedKNeighborsClassifier(kind=kind, n_neighbors=k, ties=ties, model=model, prefit=True).fit(Ptr, ytr)
+    dist, ind, proba = plain_search(knn, Ptr, ytr, Pte)
+    d2, i2 = knn.kneighbors(Pte)
+    np.testing.assert_array_equal(i2, ind)
+    np.testing.assert_array_equal(d2, dist)
+    np.testing.assert_array_equal(knn.predict_proba(Pte), proba)
+    np.testing.assert_array_equal(knn.predict(Pte), knn.classes_[np.argmax(proba, axis=1)])
+
+
+def test_unique_rows_match_numpy():
+    from xai_geometry.naive_bayes.neighbors import _unique_rows
+    rng = np.random.default_rng(0)
+    for shape, hi in [((500, 4), 3), ((300, 1), 5), ((200, 30), 2), ((100, 40), 9)]:   # the last overflows the key
+        P = rng.integers(0, hi, shape)
+        u, inv, cnt = _unique_rows(P)
+        u0, inv0, cnt0 = np.unique(P, axis=0, return_inverse=True, return_counts=True)
+        np.testing.assert_array_equal(u, u0); np.testing.assert_array_equal(inv, inv0.ravel())
+        np.testing.assert_array_equal(cnt, cnt0)
+
+
+def test_patterns_and_bookkeeping():
+    rng = np.random.default_rng(1)
+    model = random_model(rng, n_classes=3, n_features=3, max_parts=2)
+    P = random_parts(rng, model, 400); y = rng.integers(0, 3, 400)
+    knn = SupervisedKNeighborsClassifier(n_neighbors=4, model=model, prefit=True).fit(P, y)
+    assert knn.n_unique_ == len(np.unique(P, axis=0)) <= 8
+    assert knn._sizes.sum() == 400 and knn._class_counts.sum() == 400
+    np.testing.assert_array_equal(knn.train_log_proba_, model._predict_log_proba_parts(P))
