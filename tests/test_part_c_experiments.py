@@ -118,3 +118,23 @@ def test_bad_arguments():
     with pytest.raises(ValueError, match="kind"): InnerCVClassifier(kind="tree").fit(np.zeros((6, 2)), [0, 1] * 3)
     with pytest.raises(ValueError, match="n_bins"): TreeAugmentedNaiveBayes(n_bins=1).fit(np.zeros((6, 2)), [0, 1] * 3)
     with pytest.raises(ValueError, match="alpha"): TreeAugmentedNaiveBayes(alpha=0).fit(np.zeros((6, 2)), [0, 1] * 3)
+
+
+def test_tan_predictions_match_pgmpy_network():
+    "pgmpy's TAN (TreeSearch + DiscreteBayesianNetwork, K2 prior = Laplace 1) on our bins predicts the same labels."
+    pytest.importorskip("pgmpy")
+    from pgmpy.estimators import BayesianEstimator, TreeSearch
+    try:
+        from pgmpy.models import DiscreteBayesianNetwork as BN
+    except ImportError:
+        pytest.skip("pgmpy without DiscreteBayesianNetwork")
+    X, y = load("iris"); X = X.to_numpy(float); y = y.to_numpy()
+    tr = np.arange(len(X)) % 3 != 0; te = ~tr
+    tan = TreeAugmentedNaiveBayes(n_bins=4).fit(X[tr], y[tr])
+    cols = [f"x{j}" for j in range(X.shape[1])]
+    Dtr = pd.DataFrame(bin_codes(X[tr], tan.cuts_), columns=cols); Dtr["y"] = y[tr]
+    states = {c: list(range(len(tan.cuts_[j]) + 1)) for j, c in enumerate(cols)}; states["y"] = sorted(set(y[tr]))
+    dag = TreeSearch(Dtr, root_node="x0", n_jobs=1).estimate(estimator_type="tan", class_node="y", show_progress=False)
+    bn = BN(dag.edges()); bn.add_cpds(*BayesianEstimator(bn, Dtr, state_names=states).get_parameters(prior_type="K2"))
+    theirs = bn.predict(pd.DataFrame(bin_codes(X[te], tan.cuts_), columns=cols), n_jobs=1)["y"].to_numpy()
+    np.testing.assert_array_equal(theirs, tan.predict(X[te]))
