@@ -8,7 +8,8 @@ __all__ = []
 # %% ../../nbs/C_gnb.ipynb #b81861e3
 _EXPORTS = {"GeneralizedNaiveBayes": "classifier", "GNBStructure": "structure",
             "learn_structure": "structure", "maximum_spanning_tree": "structure",
-            "conditional_mutual_information": "information"}
+            "conditional_mutual_information": "information",
+            "shapley_values": "shapley", "exact_shapley_values": "shapley"}
 
 def __getattr__(name):
     "Import a public name from its module on first use (PEP 562)."

@@ -9,6 +9,7 @@ __all__ = []
 _EXPORTS = {
     "NeuralizedSVM": "svm", "NeuralizedKNN": "knn",
     "NeuralizedKernelRegression": "kernel_regression", "NeuralizedMulticlassSVM": "multiclass",
+    "NeuralizedL1KNN": "l1_knn",
     "flipping_curve": "flipping", "aufc": "flipping", "ConditionalKDEInpainter": "flipping",
     "heuristic_eta_svm": "lrp", "heuristic_beta_svm": "lrp", "heuristic_kappa_knn": "lrp",
     "heuristic_eta_knn": "lrp", "median_scale": "lrp",
