@@ -72,3 +72,27 @@ def test_patterns_and_bookkeeping():
     assert knn.n_unique_ == len(np.unique(P, axis=0)) <= 8
     assert knn._sizes.sum() == 400 and knn._class_counts.sum() == 400
     np.testing.assert_array_equal(knn.train_log_proba_, model._predict_log_proba_parts(P))
+
+
+class _LineKNN(SupervisedKNeighborsClassifier):
+    "Patterns embedded at chosen points of a line (to build tie chains longer than the first search)."
+    VALUES = np.concatenate([[0.0], 1 + 1.5e-9 * np.arange(12), 10 + np.arange(20.0)])
+
+    def _embed(self, P):
+        return self.VALUES[np.asarray(P)[:, 0]][:, None]
+
+
+@pytest.mark.parametrize("ties", ["index", "vote"])
+def test_tie_chain_longer_than_the_first_search(ties):
+    from xai_geometry.naive_bayes.classifier import WeightedNaiveBayes
+    model = WeightedNaiveBayes.from_counts([np.ones((len(_LineKNN.VALUES), 2), dtype=int)], np.ones(1))
+    P = np.r_[12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 13 + np.arange(20)][:, None]   # chain patterns 1..12, the farthest first
+    y = np.r_[[1], np.zeros(31, int)]
+    knn = _LineKNN(n_neighbors=1, ties=ties, model=model, prefit=True).fit(P, y)
+    assert knn.n_unique_ == 32                                       # the first search retrieves k + 8 = 9 < 12 patterns
+    d, i = knn.kneighbors(np.array([[0]]))
+    assert i[0, 0] == 0 and d[0, 0] == _LineKNN.VALUES[12]          # the chain is one tie group: lowest index wins
+    # vote: only the rows within 1e-9 (1 + 1) of d_1 = 1 vote (patterns 1 and 2), all of class 0
+    np.testing.assert_array_equal(knn.predict_proba(np.array([[0]])), [[0.0, 1.0]] if ties == "index" else [[1.0, 0.0]])
+    dist, ind, proba = plain_search(knn, P, y, np.array([[0]]))
+    np.testing.assert_array_equal(i, ind); np.testing.assert_array_equal(knn.predict_proba(np.array([[0]])), proba)
