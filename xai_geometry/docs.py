@@ -169,14 +169,15 @@ def build_docs(out: str | os.PathLike | None = None,  # site directory (default:
     root = Path(root) if root else project_root()
     if root is None:
         raise RuntimeError("the docs are built from a source checkout: run this from inside one (with settings.ini and nbs/)")
-    if shutil.which("nbdev_proc_nbs") is None and not (Path(sys.executable).parent / "nbdev_proc_nbs").exists():
+    if subprocess.run([sys.executable, "-c", "import nbdev"], capture_output=True).returncode != 0:
         raise RuntimeError("nbdev is not installed: pip install -e '.[dev]'")
-    exe = shutil.which("nbdev_proc_nbs") or str(Path(sys.executable).parent / "nbdev_proc_nbs")
     cfg = _settings(root)
     proc = root / "_proc"
     if execute and proc.exists(): shutil.rmtree(proc)
-    # one process: nbdev's default process pool ("spawn") idles for minutes on small machines
-    subprocess.run([exe, "--n_workers", "0"], cwd=root, check=True)
+    # nbdev's processing alone: the `nbdev_proc_nbs` command first tries to install Quarto (with sudo) and
+    # then runs `pip install -e .[dev]`; and one process, as nbdev's default pool ("spawn") idles for
+    # minutes on small machines
+    subprocess.run([sys.executable, "-c", "from nbdev.serve import proc_nbs; proc_nbs(n_workers=0)"], cwd=root, check=True)
     src = root / "_docs_src"
     if src.exists(): shutil.rmtree(src)
     shutil.copytree(proc, src, ignore=shutil.ignore_patterns("*.yml", "*.qmd", "_quarto*"))
