@@ -38,8 +38,13 @@ def site_sections(stems: list[str]) -> list[tuple[str, list[str]]]:
 
 # %% ../nbs/05_docs.ipynb #10868be6
 def _frontmatter(src: str) -> dict:
-    "Parse the simple YAML front matter nbdev writes (`key: value`, values possibly quoted and folded)."
+    "Parse the YAML front matter nbdev writes (PyYAML, a dependency of the docs tools; else `key: value` lines)."
     body = src.strip().strip("-").strip()
+    try:
+        import yaml
+        out = yaml.safe_load(body)
+        if isinstance(out, dict): return {str(k): str(v) for k, v in out.items()}
+    except ImportError: pass
     out, key = {}, None
     for line in body.splitlines():
         m = re.match(r"^([A-Za-z][\w-]*):\s*(.*)$", line)
