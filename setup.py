@@ -36,7 +36,8 @@ setuptools.setup(
     include_package_data=True,
     python_requires=">=" + cfg["min_python"],
     install_requires=cfg["requirements"].split(),
-    extras_require={"dev": cfg["dev_requirements"].split(), "compare": cfg["compare_requirements"].split()},
+    extras_require={"dev": cfg["dev_requirements"].split(), "compare": cfg["compare_requirements"].split(),
+                    "cluster": cfg["cluster_requirements"].split()},
     entry_points={"console_scripts": cfg["console_scripts"].split(), "nbdev": [f"{cfg['lib_name']}={cfg['lib_name']}._modidx:d"]},
     zip_safe=False,
 )
