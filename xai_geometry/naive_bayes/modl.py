@@ -71,7 +71,7 @@ def log_bell(V: int,  # number of values
     if V == 1 or I == 1: return 0.0
     i = np.arange(1, I + 1, dtype=float)
     m = np.arange(0, I, dtype=float)
-    e = np.cumsum((-1.0) ** m / np.exp(gammaln(m + 1)))  # e[k] = sum_{m<=k} (-1)^m/m!
+    e = np.cumsum((-1.0) ** m * np.exp(-gammaln(m + 1)))  # e[k] = sum_{m<=k} (-1)^m/m! (1/m! underflows to 0, never overflows)
     w = e[I - np.arange(1, I + 1)]                       # inner sum for i: e[I - i]
     w = np.clip(w, 0.0, None)
     return float(logsumexp(V * np.log(i) - gammaln(i + 1), b=w))
