@@ -61,3 +61,8 @@ def test_demo_writes_figures(tmp_path):
         except cli.PartNotAvailable: continue
         assert any(n.startswith(f"demo_{part}_") for n in pngs), (part, pngs)
     assert (tmp_path / "demo_datasets.csv").is_file()
+
+
+def test_backend_only_where_a_part_has_one():
+    r = run("reproduce", "part-c", "--backend", "khiops", "--quick")
+    assert r.returncode == 2 and "no --backend option" in r.stderr

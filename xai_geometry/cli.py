@@ -93,8 +93,17 @@ def cmd_reproduce(args) -> int:
     if cache is None:
         from xai_geometry.runner import default_cache_dir
         cache = default_cache_dir()
-    return _run_entry(REPRODUCE, args.part, "reproduce", out_dir=_out_dir(args), quick=args.quick,
-                      datasets=args.datasets, n_jobs=args.n_jobs, cache_dir=cache, progress=not args.no_progress)
+    kw = dict(out_dir=_out_dir(args), quick=args.quick, datasets=args.datasets, n_jobs=args.n_jobs,
+              cache_dir=cache, progress=not args.no_progress)
+    if args.backend is not None:
+        import inspect
+        try: fn = resolve(REPRODUCE[args.part])
+        except PartNotAvailable: fn = None
+        if fn is not None and "backend" not in inspect.signature(fn).parameters:
+            print(f"xai-geometry reproduce {args.part}: this part has no --backend option", file=sys.stderr)
+            return 2
+        kw["backend"] = args.backend
+    return _run_entry(REPRODUCE, args.part, "reproduce", **kw)
 
 def cmd_bench(args) -> int:
     return _run_entry(BENCH, args.part, "bench", out_dir=_out_dir(args), repeats=args.repeats,
@@ -136,6 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--datasets", nargs="*", default=None, help="only these data sets")
     r.add_argument("--n-jobs", type=int, default=1, help="parallel workers (joblib; -1 = all cores)")
     r.add_argument("--cache", default=None, help="cache directory (default: .cache/ of the checkout)")
+    r.add_argument("--backend", default=None, help="the implementation a part is run with, e.g. part-a: 'ours' (default) or 'khiops'")
     r.set_defaults(func=cmd_reproduce)
 
     b = sub.add_parser("bench", parents=[common], help="benchmark a part against its peer implementation")
