@@ -182,3 +182,24 @@ def test_all_missing_column_in_training():
     assert nb.n_parts_[m] == 1 and nb.weights_[m] == 0
     assert np.isfinite(nb.predict_proba(X)).all()
     assert np.all(shapley_values(nb, X)[:, m] == 0)
+
+
+def test_from_khiops_maps_integer_labels_back():
+    # Khiops reads the target as text ("10" sorts before "2"); `classes=` restores the labels and their order
+    ok, why = khiops_available()
+    if not ok: pytest.skip(why)
+    rng = np.random.default_rng(7)
+    X = pd.DataFrame({"a": rng.normal(size=400), "b": rng.choice(["x", "y", "z"], 400)})
+    y = pd.Series(np.where(X["a"] > 0.3, 10, np.where(X["b"] == "x", 2, 1)))
+    with tempfile.TemporaryDirectory() as tmp:
+        ref = run_khiops(X, y, workdir=tmp)
+        km_text = WeightedNaiveBayes.from_khiops(Path(tmp) / "AnalysisResults.model.kdic")
+        km = WeightedNaiveBayes.from_khiops(Path(tmp) / "AnalysisResults.model.kdic", classes=np.unique(y))
+        with pytest.raises(ValueError, match="do not match"):
+            WeightedNaiveBayes.from_khiops(Path(tmp) / "AnalysisResults.model.kdic", classes=[1, 2, 3])
+    assert list(km_text.classes_) == ref["classes"] == ["1", "10", "2"]
+    np.testing.assert_array_equal(km.classes_, [1, 2, 10])
+    order = [ref["classes"].index(str(c)) for c in km.classes_]
+    np.testing.assert_allclose(km.predict_proba(X), km_text.predict_proba(X)[:, order], atol=1e-12)
+    np.testing.assert_allclose(shapley_values(km, X), shapley_values(km_text, X)[:, :, order], atol=1e-12)
+    assert set(km.predict(X)) <= {1, 2, 10}

@@ -296,11 +296,15 @@ class WeightedNaiveBayes(ClassifierMixin, BaseEstimator):
         return self
 
     @classmethod
-    def from_khiops(cls, path) -> "WeightedNaiveBayes":
+    def from_khiops(cls, path,
+                    classes=None,  # the training labels' classes (e.g. `np.unique(y)`): Khiops' text labels mapped back
+                   ) -> "WeightedNaiveBayes":
         """Import a model dictionary (.kdic) written by Khiops (SNBClassifier or prior-only NBClassifier).
 
-        The model takes DataFrames with Khiops' native variables (matched by name); `classes_` are
-        Khiops' text labels, in its order; variables outside the SNB get one part and weight 0.
+        The model takes DataFrames with Khiops' native variables (matched by name); variables outside
+        the SNB get one part and weight 0. Khiops reads every target as text, so by default `classes_`
+        are its text labels in its (lexicographic) order; with `classes`, each label is matched to the
+        class whose `str(...).strip()` it is, and the class axis follows the order of `classes`.
         """
         dicts = _read_kdic(Path(path).read_text())
         for dname, variables in dicts.items():
@@ -311,16 +315,24 @@ class WeightedNaiveBayes(ClassifierMixin, BaseEstimator):
         if ops and isinstance(ops[0], tuple) and ops[0][0] == "Vector": w, stats = ops[0][1], ops[1:-1]
         else: w, stats = [1.0] * len(ops[:-1]), ops[:-1]
         target = _grid(_parse_rule(variables[ops[-1][1]][1]))
-        classes, class_count = target["classes"], target["counts"]
+        labels, class_count = list(target["classes"]), target["counts"]
+        order = np.arange(len(labels))
+        if classes is not None:  # Khiops column of each given class
+            classes = np.asarray(classes)
+            keys = [str(c).strip() for c in classes]
+            if len(set(keys)) != len(keys) or sorted(keys) != sorted(labels):
+                raise ValueError(f"classes {keys} do not match the model's target values {labels}")
+            order = np.array([labels.index(k) for k in keys])
+            class_count = class_count[order]
         by_native = {}
         for wm, (_, st) in zip(w, stats):
             by_native[st[1][1]] = (float(wm), _grid(_parse_rule(variables[st[0][1]][1])))
         native = [n for n, (t, rule, meta) in variables.items()
                   if rule is None and t in ("Numerical", "Categorical") and "<TargetVariable>" not in meta]
         grids = [by_native.get(n, (0.0, None))[1] for n in native]
-        counts = [class_count[None, :] if g is None else g["counts"] for g in grids]
+        counts = [class_count[None, :] if g is None else g["counts"][:, order] for g in grids]
         self = cls(weights="khiops")
-        self.classes_ = np.asarray(classes, dtype=object)
+        self.classes_ = np.asarray(labels, dtype=object) if classes is None else classes
         self.encoder_ = _KhiopsRecoder(native, grids)
         self.n_features_in_ = len(native); self.feature_names_in_ = np.asarray(native, dtype=object)
         self._set_tables(counts, class_count, [by_native.get(n, (0.0, None))[0] for n in native])
