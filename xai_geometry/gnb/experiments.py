@@ -187,7 +187,19 @@ class TreeAugmentedNaiveBayes(ClassifierMixin, BaseEstimator):
         return self.classes_[np.argmax(self.predict_log_proba(X), axis=1)]
 
 # %% ../../nbs/39_gnb_experiments.ipynb #f940edfe
-class InnerCVClassifier(ClassifierMixin, BaseEstimator):
+class _RefitModelClassifier(ClassifierMixin, BaseEstimator):
+    "Base of the wrappers below: `fit` sets `model_`, prediction is delegated to it after validating X."
+    def predict_proba(self, X) -> np.ndarray:
+        "(n, K) probabilities of the fitted `model_`."
+        check_is_fitted(self)
+        return self.model_.predict_proba(validate_data(self, X, reset=False, dtype=np.float64))
+
+    def predict(self, X) -> np.ndarray:
+        "(n,) labels of the fitted `model_`."
+        check_is_fitted(self)
+        return self.model_.predict(validate_data(self, X, reset=False, dtype=np.float64))
+
+class InnerCVClassifier(_RefitModelClassifier):
     """Standardize, then logistic regression or RBF SVM with hyper-parameters chosen by an inner CV.
 
     `GridSearchCV` (accuracy, `StratifiedKFold(3, shuffle=True, random_state)`) runs on the training
@@ -235,16 +247,6 @@ class InnerCVClassifier(ClassifierMixin, BaseEstimator):
         self.model_ = model.fit(X, y)
         return self
 
-    def predict_proba(self, X) -> np.ndarray:
-        "(n, K) probabilities of the refit model."
-        check_is_fitted(self)
-        return self.model_.predict_proba(validate_data(self, X, reset=False, dtype=np.float64))
-
-    def predict(self, X) -> np.ndarray:
-        "(n,) labels of the refit model."
-        check_is_fitted(self)
-        return self.model_.predict(validate_data(self, X, reset=False, dtype=np.float64))
-
 # %% ../../nbs/39_gnb_experiments.ipynb #ba0fce2d
 def prefix_predictions(model, X, max_edges: int | None = None, isolated: str = "naive_bayes") -> np.ndarray:
     """(n, m + 1) labels predicted by the fitted GNB's nested reduced models with 0, 1, ..., m edges: features in
@@ -263,7 +265,7 @@ def prefix_accuracies(model, X, y, max_edges: int | None = None, isolated: str =
     "(m + 1,) accuracy on (X, y) of the nested reduced models with 0, 1, ..., m edges (see `prefix_predictions`)."
     return (prefix_predictions(model, X, max_edges, isolated) == np.asarray(y)[:, None]).mean(0)
 
-class SubsampledReducedGNB(ClassifierMixin, BaseEstimator):
+class SubsampledReducedGNB(_RefitModelClassifier):
     """GNB with model reduction by macro-F1 on at most `max_rows` training rows (a stratified subsample).
 
     The same choice as `GeneralizedNaiveBayes(reduction="f1", isolated=isolated)` (the nested forests, first
@@ -300,16 +302,6 @@ class SubsampledReducedGNB(ClassifierMixin, BaseEstimator):
                                   random_state=self.random_state).fit(X, y)
         self.structure_ = self.model_.structure_
         return self
-
-    def predict_proba(self, X) -> np.ndarray:
-        "(n, K) posteriors of the chosen forest."
-        check_is_fitted(self)
-        return self.model_.predict_proba(validate_data(self, X, reset=False, dtype=np.float64))
-
-    def predict(self, X) -> np.ndarray:
-        "(n,) labels of the chosen forest."
-        check_is_fitted(self)
-        return self.model_.predict(validate_data(self, X, reset=False, dtype=np.float64))
 
 # %% ../../nbs/39_gnb_experiments.ipynb #9c0d35a5
 METHODS = {  # name -> label
