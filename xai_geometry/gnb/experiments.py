@@ -23,7 +23,25 @@ __all__ = ['METHODS', 'DATASETS', 'QUICK_DATASETS', 'REDUCTION_DATASETS', 'CURVE
            'reproduce']
 
 # %% ../../nbs/39_gnb_experiments.ipynb #44446461
-class KernelDensityNaiveBayes(ClassifierMixin, BaseEstimator):
+class _JointLogLikelihoodClassifier(ClassifierMixin, BaseEstimator):
+    "Base of the two naive-Bayes-type baselines (as scikit-learn's naive_bayes): predictions from one hook, `_joint_log_likelihood(X) -> (n, K)` on validated X."
+    def predict_log_proba(self, X) -> np.ndarray:
+        "(n, K) log posteriors."
+        check_is_fitted(self)
+        J = self._joint_log_likelihood(validate_data(self, X, reset=False, dtype=np.float64))
+        return J - special.logsumexp(J, axis=1, keepdims=True)
+
+    def predict_proba(self, X) -> np.ndarray:
+        "(n, K) posteriors."
+        return np.exp(self.predict_log_proba(X))
+
+    def predict(self, X) -> np.ndarray:
+        "(n,) most probable class."
+        check_is_fitted(self)
+        J = self._joint_log_likelihood(validate_data(self, X, reset=False, dtype=np.float64))
+        return self.classes_[np.argmax(J, axis=1)]
+
+class KernelDensityNaiveBayes(_JointLogLikelihoodClassifier):
     """Naive Bayes with one Gaussian kernel density per (class, feature), Scott's bandwidth.
 
     log p(y_k, x) = log p(y_k) + sum_s log f_ks(x_s), f_ks(t) = 1/(n_k h_ks) sum_i phi((t - x_is)/h_ks),
@@ -68,21 +86,6 @@ class KernelDensityNaiveBayes(ClassifierMixin, BaseEstimator):
                 J[lo:lo + b, k] += special.logsumexp(-0.5 * u * u, axis=1).sum(1) + norm
         return J
 
-    def predict_log_proba(self, X) -> np.ndarray:
-        "(n, K) log posteriors."
-        check_is_fitted(self)
-        J = self._joint_log_likelihood(validate_data(self, X, reset=False, dtype=np.float64))
-        return J - special.logsumexp(J, axis=1, keepdims=True)
-
-    def predict_proba(self, X) -> np.ndarray:
-        "(n, K) posteriors."
-        return np.exp(self.predict_log_proba(X))
-
-    def predict(self, X) -> np.ndarray:
-        "(n,) most probable class."
-        check_is_fitted(self)
-        return self.classes_[np.argmax(self.predict_log_proba(X), axis=1)]
-
 # %% ../../nbs/39_gnb_experiments.ipynb #36424618
 def quantile_bins(X: np.ndarray,  # (n, d) training data
                   n_bins: int = 5,  # bins per feature (fewer when values repeat)
@@ -118,7 +121,7 @@ def discrete_conditional_mutual_information(B: np.ndarray,  # (n, d) integer cod
     np.fill_diagonal(W, 0.0)
     return np.maximum(W, 0.0)
 
-class TreeAugmentedNaiveBayes(ClassifierMixin, BaseEstimator):
+class TreeAugmentedNaiveBayes(_JointLogLikelihoodClassifier):
     """Tree-augmented naive Bayes (Friedman, Geiger & Goldszmidt 1997) on equal-frequency bins.
 
     Features are cut into `n_bins` quantile bins (learned on the training data); the tree is the
@@ -166,25 +169,13 @@ class TreeAugmentedNaiveBayes(ClassifierMixin, BaseEstimator):
             self.log_tables_.append(np.log(N + self.alpha) - np.log(N.sum(-1, keepdims=True) + self.alpha * L[j]))
         return self
 
-    def predict_log_proba(self, X) -> np.ndarray:
-        "(n, K) log posteriors."
-        check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+    def _joint_log_likelihood(self, X) -> np.ndarray:
         B = bin_codes(X, self.cuts_)
         J = np.tile(self.class_log_prior_, (len(B), 1))
         for j, T in enumerate(self.log_tables_):  # loop over features; rows and classes by table look-up
             bp = np.zeros(len(B), dtype=int) if self.parent_[j] < 0 else B[:, self.parent_[j]]
             J += T[:, bp, B[:, j]].T
-        return J - special.logsumexp(J, axis=1, keepdims=True)
-
-    def predict_proba(self, X) -> np.ndarray:
-        "(n, K) posteriors."
-        return np.exp(self.predict_log_proba(X))
-
-    def predict(self, X) -> np.ndarray:
-        "(n,) most probable class."
-        check_is_fitted(self)
-        return self.classes_[np.argmax(self.predict_log_proba(X), axis=1)]
+        return J
 
 # %% ../../nbs/39_gnb_experiments.ipynb #f940edfe
 class _RefitModelClassifier(ClassifierMixin, BaseEstimator):
