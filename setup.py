@@ -34,6 +34,7 @@ setuptools.setup(
     ],
     packages=setuptools.find_packages(include=[cfg["lib_name"], cfg["lib_name"] + ".*"]),
     include_package_data=True,
+    package_data={cfg["lib_name"]: ["data/*.csv.gz", "data/SOURCES.md", "data/SHA256SUMS"]},  # the bundled data sets
     python_requires=">=" + cfg["min_python"],
     install_requires=cfg["requirements"].split(),
     extras_require={"dev": cfg["dev_requirements"].split(), "compare": cfg["compare_requirements"].split(),

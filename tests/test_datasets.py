@@ -1,7 +1,8 @@
-"""The data registry against the data sources' own description (shared/datasets/SOURCES.md).
+"""The data registry against the data's own description (`xai_geometry/data/SOURCES.md`).
 
-Every file of the data directory loads, with the rows, feature types, missing cells and class
-counts that SOURCES.md states; a missing data set names itself and every place looked.
+Every file bundled with the package loads, with the rows, feature types, missing cells and class
+counts that SOURCES.md states and the digest that SHA256SUMS states; a missing data set names
+itself and every place looked; the overrides are searched before the package.
 """
 import re
 from pathlib import Path
@@ -14,14 +15,21 @@ from xai_geometry import datasets as ds
 from xai_geometry.datasets import DatasetNotFoundError, list_datasets, load
 
 
-def _data_dir():
-    for d in ds.data_locations():
-        if (d / "SOURCES.md").is_file(): return d
-    return None
+DATA = ds.PACKAGE_DATA
 
 
-DATA = _data_dir()
-needs_data = pytest.mark.skipif(DATA is None, reason="the shared data directory (../shared/datasets or XAI_GEOMETRY_DATA) is absent")
+def test_package_data_is_complete_and_intact():
+    assert (DATA / "SOURCES.md").is_file()
+    checks = ds.verify_checksums()
+    assert len(checks) == len([d for d in ds._REGISTRY if d.file])
+    assert all(checks.values()), [f for f, ok in checks.items() if not ok]
+
+
+def test_every_set_is_found_in_the_package(monkeypatch):
+    monkeypatch.delenv(ds.ENV_VAR, raising=False)
+    for d in ds._REGISTRY:
+        origin, path = ds.locate(d.name)
+        assert origin == ("package" if d.file else "scikit-learn"), d.name
 
 
 def _sources():
@@ -40,14 +48,12 @@ def _sources():
     return out
 
 
-@needs_data
 def test_every_file_is_registered():
     files = {p.name for p in DATA.glob("*.csv.gz")}
     registered = {d.file for d in ds._REGISTRY if d.file}
     assert files == registered, f"unregistered: {files - registered}; registered but absent: {registered - files}"
 
 
-@needs_data
 @pytest.mark.parametrize("name", sorted(d.name for d in ds._REGISTRY if d.file))
 def test_load_matches_sources(name):
     facts = _sources()[name]
@@ -69,7 +75,7 @@ def test_load_matches_sources(name):
 
 
 def test_sklearn_sets_need_no_files(monkeypatch, tmp_path):
-    monkeypatch.setattr(ds, "_checkout_locations", lambda: [])
+    monkeypatch.setattr(ds, "PACKAGE_DATA", tmp_path / "no_package_data")
     monkeypatch.delenv(ds.ENV_VAR, raising=False)
     for name, shape, n_classes in [("iris", (150, 4), 3), ("wine", (178, 13), 3),
                                    ("breast_cancer", (569, 30), 2), ("digits", (1797, 64), 10)]:
@@ -78,20 +84,20 @@ def test_sklearn_sets_need_no_files(monkeypatch, tmp_path):
 
 
 def test_missing_dataset_names_itself_and_every_place(monkeypatch, tmp_path):
-    monkeypatch.setattr(ds, "_checkout_locations", lambda: [tmp_path / "checkout"])
+    monkeypatch.setattr(ds, "PACKAGE_DATA", tmp_path / "package")
     monkeypatch.setenv(ds.ENV_VAR, str(tmp_path / "env"))
     with pytest.raises(DatasetNotFoundError) as e:
         load("adult", data_home=tmp_path / "home")
     msg = str(e.value)
-    assert "'adult'" in msg
-    for place in ("home", "env", "checkout"): assert str(tmp_path / place / "adult.csv.gz") in msg
+    assert "'adult'" in msg and "reinstall" in msg.splitlines()[0]
+    for place in ("home", "env", "package"): assert str(tmp_path / place / "adult.csv.gz") in msg
 
 
-def test_environment_variable_is_searched(monkeypatch, tmp_path):
-    monkeypatch.setattr(ds, "_checkout_locations", lambda: [])
+def test_overrides_are_searched_before_the_package(monkeypatch, tmp_path):
     pd.DataFrame({"a": [1.0, np.nan], "b": ["x", "NA"], "class": [0, 1]}).to_csv(tmp_path / "heart.csv.gz", index=False)
     monkeypatch.setenv(ds.ENV_VAR, str(tmp_path))
     X, y = load("heart")
+    assert ds.locate("heart") == (ds.ENV_VAR, tmp_path / "heart.csv.gz")
     assert X["a"].isna().sum() == 1
     assert list(X["b"].astype(str)) == ["x", "NA"]  # only the empty cell means missing
 
@@ -103,6 +109,6 @@ def test_bad_names():
 
 def test_list_datasets():
     df = list_datasets()
-    assert list(df.columns) == ["name", "part", "rows", "numeric", "categorical", "classes", "source"]
+    assert list(df.columns) == ["name", "part", "rows", "numeric", "categorical", "classes", "source", "licence"]
     assert set(list_datasets("A")["name"]) >= {"adult", "heart", "letter", "mushroom", "shuttle"}
     assert (df.loc[df.name == "concrete", "classes"] == "regression").all()

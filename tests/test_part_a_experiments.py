@@ -7,7 +7,7 @@ from sklearn.model_selection import StratifiedKFold
 
 from xai_geometry.datasets import load
 from xai_geometry.naive_bayes.classifier import WeightedNaiveBayes, random_model, random_parts
-from xai_geometry.naive_bayes.experiments import (DISTANCES, PAPER_TABLE2, fold_task, neighbourhood_metrics,
+from xai_geometry.experiments.part_a import (DISTANCES, PAPER_TABLE2, fold_task, neighbourhood_metrics,
                                                   ovr_auc, reproduce)
 from xai_geometry.naive_bayes.neighbors import SupervisedKNeighborsClassifier, local_agreement, local_delta, local_margin
 

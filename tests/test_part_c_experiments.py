@@ -10,7 +10,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from xai_geometry.datasets import load
 from xai_geometry.gnb.classifier import GeneralizedNaiveBayes
-from xai_geometry.gnb.experiments import (METHODS, InnerCVClassifier, KernelDensityNaiveBayes, SubsampledReducedGNB,
+from xai_geometry.experiments.part_c import (METHODS, InnerCVClassifier, KernelDensityNaiveBayes, SubsampledReducedGNB,
                                           TreeAugmentedNaiveBayes, bin_codes, discrete_conditional_mutual_information,
                                           make_method, ovr_auc, prefix_accuracies, quantile_bins, run_fold)
 

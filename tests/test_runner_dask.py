@@ -30,7 +30,7 @@ def test_run_tasks_on_dask(client, tmp_path):
 
 def test_reproduce_part_a_quick_on_dask(client, tmp_path):
     import pandas as pd
-    from xai_geometry.naive_bayes.experiments import reproduce
+    from xai_geometry.experiments.part_a import reproduce
     local = reproduce(tmp_path / "local", quick=True, progress=False)
     with distributed.get_task_stream(client) as ts, joblib.parallel_config(backend="dask"):
         remote = reproduce(tmp_path / "dask", quick=True, n_jobs=-1, progress=False)

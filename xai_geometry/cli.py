@@ -12,73 +12,71 @@ import time
 from pathlib import Path
 
 # %% auto #0
-__all__ = ['DEMOS', 'REPRODUCE', 'BENCH', 'NOT_IMPLEMENTED', 'PartNotAvailable', 'resolve', 'cmd_demo', 'cmd_reproduce',
-           'cmd_bench', 'cmd_docs', 'cmd_datasets', 'build_parser', 'main']
+__all__ = ['DEMOS', 'REPRODUCE', 'BENCH', 'USAGE_ERROR', 'BUG', 'NOT_IMPLEMENTED', 'PartNotAvailable', 'resolve', 'cmd_demo',
+           'cmd_reproduce', 'cmd_bench', 'cmd_docs', 'cmd_datasets', 'build_parser', 'main']
 
 # %% ../nbs/03_cli.ipynb #6964d453
 DEMOS = {
-    "A": "xai_geometry.naive_bayes.tour:demo",
-    "B": "xai_geometry.neuralized.tour:demo",
-    "C": "xai_geometry.gnb.tour:demo",
+    "A": "xai_geometry.experiments.tour_part_a:demo",
+    "B": "xai_geometry.experiments.tour_part_b:demo",
+    "C": "xai_geometry.experiments.tour_part_c:demo",
 }
 REPRODUCE = {
-    "part-a": "xai_geometry.naive_bayes.experiments:reproduce",
-    "part-b": "xai_geometry.neuralized.experiments:reproduce",
-    "part-c": "xai_geometry.gnb.experiments:reproduce",
+    "part-a": "xai_geometry.experiments.part_a:reproduce",
+    "part-b": "xai_geometry.experiments.part_b:reproduce",
+    "part-c": "xai_geometry.experiments.part_c:reproduce",
 }
 BENCH = {
-    "modl": "xai_geometry.naive_bayes.modl:bench",
-    "part-a": "xai_geometry.naive_bayes.bench:bench",
-    "part-b": "xai_geometry.neuralized.bench:bench",
-    "part-c": "xai_geometry.gnb.bench:bench",
+    "modl": "xai_geometry.experiments.bench_modl:bench",
+    "part-a": "xai_geometry.experiments.bench_part_a:bench",
+    "part-b": "xai_geometry.experiments.bench_part_b:bench",
+    "part-c": "xai_geometry.experiments.bench_part_c:bench",
 }
-NOT_IMPLEMENTED = 3  # exit status of a part that does not exist yet
+USAGE_ERROR = 2  # exit status of a user's mistake (the argparse convention)
+BUG = 1  # exit status of an unexpected error
+NOT_IMPLEMENTED = 3  # exit status of a command whose module is missing from this installation
 
 class PartNotAvailable(LookupError):
-    "The module or function behind a command does not exist (yet)."
+    "The module or function behind a command is missing from this installation."
 
 def resolve(entry: str):
     "The function named by `'module:function'`; `PartNotAvailable` if the module or function is missing."
     mod_name, fn_name = entry.split(":")
     try: mod = importlib.import_module(mod_name)
     except ModuleNotFoundError as e:
-        # only a missing module *of this entry* means "not there yet"; a missing dependency is a real error
+        # only a missing module *of this entry* means "not there"; a missing dependency is a real error
         if e.name and (mod_name == e.name or mod_name.startswith(e.name + ".")):
-            raise PartNotAvailable(f"{mod_name} does not exist yet") from None
+            raise PartNotAvailable(f"{mod_name} is missing from this installation") from None
         raise
-    if not hasattr(mod, fn_name): raise PartNotAvailable(f"{mod_name} has no function {fn_name!r} yet")
+    if not hasattr(mod, fn_name): raise PartNotAvailable(f"{mod_name} has no function {fn_name!r}")
     return getattr(mod, fn_name)
 
+
 # %% ../nbs/03_cli.ipynb #007d87b7
-def _out_dir(args) -> Path:
-    from xai_geometry.runner import figures_dir
-    return figures_dir(args.out)
+def _out_dir(args, kind: str | None) -> Path:
+    "`--out` if given; else `figures/` for results of record (kind None), else the scratch folder `_out/<kind>`."
+    from xai_geometry.runner import figures_dir, output_dir
+    if args.out: return figures_dir(args.out)
+    return figures_dir() if kind is None else output_dir(kind)
 
 def cmd_demo(args) -> int:
-    "Run the tour of every part that exists; report the others."
-    out, status, written = _out_dir(args), 0, []
-    parts = args.parts or list(DEMOS)
-    for part in parts:
+    "Run the tour of every part asked for; print the files written."
+    out, written = _out_dir(args, "demo"), []
+    for part in args.parts or list(DEMOS):
         t0 = time.perf_counter()
-        try: fn = resolve(DEMOS[part])
-        except PartNotAvailable as e:
-            print(f"part {part}: not available yet ({e})"); continue
-        paths = fn(out, progress=not args.no_progress)
+        paths = resolve(DEMOS[part])(out, progress=not args.no_progress)
         written += list(paths)
         print(f"part {part}: {len(paths)} file(s) in {time.perf_counter() - t0:.1f} s")
     from xai_geometry.datasets import list_datasets
     table = out / "demo_datasets.csv"
     list_datasets().to_csv(table, index=False); written.append(table)
     for p in written: print(f"  {p}")
-    return status
+    return 0
 
 def _run_entry(table: dict, part: str, kind: str, **kw) -> int:
-    if part not in table:
-        print(f"xai-geometry {kind}: unknown part {part!r}; choose from {', '.join(table)}", file=sys.stderr)
-        return 2
     try: fn = resolve(table[part])
     except PartNotAvailable as e:
-        print(f"xai-geometry {kind} {part}: not implemented yet ({e}).", file=sys.stderr)
+        print(f"xai-geometry {kind} {part}: not available ({e}).", file=sys.stderr)
         return NOT_IMPLEMENTED
     res = fn(**kw)
     if kind == "bench" and res is not None:
@@ -89,84 +87,135 @@ def _run_entry(table: dict, part: str, kind: str, **kw) -> int:
     return 0
 
 def cmd_reproduce(args) -> int:
-    cache = Path(args.cache) if args.cache else None
-    if cache is None:
-        from xai_geometry.runner import default_cache_dir
-        cache = default_cache_dir()
-    kw = dict(out_dir=_out_dir(args), quick=args.quick, datasets=args.datasets, n_jobs=args.n_jobs,
-              cache_dir=cache, progress=not args.no_progress)
+    "Reproduce one part: results of record in `figures/`, or a quick run in the scratch folder."
+    from xai_geometry.runner import UsageError, default_cache_dir
+    cache = Path(args.cache) if args.cache else default_cache_dir()
+    kw = dict(out_dir=_out_dir(args, f"quick/{args.part}" if args.quick else None), quick=args.quick,
+              datasets=args.datasets, n_jobs=args.n_jobs, cache_dir=cache, progress=not args.no_progress)
     if args.backend is not None:
         import inspect
-        try: fn = resolve(REPRODUCE[args.part])
-        except PartNotAvailable: fn = None
-        if fn is not None and "backend" not in inspect.signature(fn).parameters:
-            print(f"xai-geometry reproduce {args.part}: this part has no --backend option", file=sys.stderr)
-            return 2
+        fn = resolve(REPRODUCE[args.part])
+        if "backend" not in inspect.signature(fn).parameters:
+            raise UsageError(f"{args.part} has no --backend option; only part-a has one ('ours' or 'khiops')")
         kw["backend"] = args.backend
     return _run_entry(REPRODUCE, args.part, "reproduce", **kw)
 
 def cmd_bench(args) -> int:
-    return _run_entry(BENCH, args.part, "bench", out_dir=_out_dir(args), repeats=args.repeats,
-                      quick=args.quick, progress=not args.no_progress)
+    "Benchmark one part against its peer: the table of record in `figures/`, or a quick run in the scratch folder."
+    return _run_entry(BENCH, args.part, "bench", out_dir=_out_dir(args, f"bench-quick/{args.part}" if args.quick else None),
+                      repeats=args.repeats, quick=args.quick, progress=not args.no_progress)
 
 def cmd_docs(args) -> int:
     from xai_geometry.docs import build_docs
     return 0 if build_docs(out=args.out, execute=False, open_browser=False) else 1
 
 def cmd_datasets(args) -> int:
+    "The registry with, for each set, where `load` finds it (package, an override, or scikit-learn)."
     import pandas as pd
-    from xai_geometry.datasets import list_datasets, find_file, DatasetNotFoundError
+    from xai_geometry.datasets import list_datasets, locate, DatasetNotFoundError
     df = list_datasets(args.part)
-    where = []
+    found = []
     for n in df["name"]:
-        try: where.append(str(find_file(n)))
-        except DatasetNotFoundError: where.append("scikit-learn" if n in ("digits",) else "NOT FOUND")
-    df["file"] = where
-    with pd.option_context("display.width", 200, "display.max_colwidth", 70, "display.max_rows", 200):
+        try:
+            origin, path = locate(n)
+            found.append(origin if origin in ("package", "scikit-learn") else f"{origin}: {path}")
+        except DatasetNotFoundError as e: found.append(f"NOT FOUND ({str(e).splitlines()[0]})")
+    df = df.drop(columns=["source"]).assign(found=found)
+    with pd.option_context("display.width", 200, "display.max_colwidth", 90, "display.max_rows", 200):
         print(df.to_string(index=False))
     return 0
 
-# %% ../nbs/03_cli.ipynb #f5d86958
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="xai-geometry",
-                                description="Explanations as geometry: reproduce, benchmark and document the three papers.")
-    sub = p.add_subparsers(dest="command", required=True)
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--out", default=None, help="output directory (default: figures/ of the checkout)")
-    common.add_argument("--no-progress", action="store_true", help="no progress bars")
 
-    d = sub.add_parser("demo", parents=[common], help="a fast tour of the three parts on built-in data")
+# %% ../nbs/03_cli.ipynb #f5d86958
+class _Parser(argparse.ArgumentParser):
+    "argparse, with a usage error printed as one line (no usage block) and exit status 2."
+    def error(self, message):
+        self.exit(USAGE_ERROR, f"{self.prog}: {message} (see '{self.prog} --help')\n")
+
+def _n_jobs(text: str) -> int:
+    try: n = int(text)
+    except ValueError: raise argparse.ArgumentTypeError(f"--n-jobs takes an integer, not {text!r}") from None
+    if n == 0: raise argparse.ArgumentTypeError("--n-jobs 0 runs nothing: give a number of workers (1, 2, ...) or -1 for all cores")
+    return n
+
+def _positive(text: str) -> int:
+    try: n = int(text)
+    except ValueError: n = 0
+    if n < 1: raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return n
+
+def _version() -> str:
+    from xai_geometry import __version__
+    return f"xai-geometry {__version__}"
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="xai-geometry",
+                description="Explanations as geometry: reproduce, benchmark and document the three papers.")
+    p.add_argument("--version", action="version", version=_version())
+    p.add_argument("--debug", action="store_true", help="show the full traceback of an error")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--out", default=None, help="output directory (default: see the command)")
+    common.add_argument("--no-progress", action="store_true", help="no progress bars")
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show the full traceback of an error")
+
+    d = sub.add_parser("demo", parents=[common], help="a fast tour of the three parts (writes to _out/demo/)")
     d.add_argument("--parts", nargs="*", choices=list(DEMOS), help="only these parts (default: all)")
     d.set_defaults(func=cmd_demo)
 
-    r = sub.add_parser("reproduce", parents=[common], help="reproduce a part's tables and figures")
+    r = sub.add_parser("reproduce", parents=[common], help="reproduce a part's tables and figures (writes to figures/)")
     r.add_argument("part", choices=list(REPRODUCE))
-    r.add_argument("--quick", action="store_true", help="a small subset that runs in minutes (used in CI)")
-    r.add_argument("--datasets", nargs="*", default=None, help="only these data sets")
-    r.add_argument("--n-jobs", type=int, default=1, help="parallel workers (joblib; -1 = all cores)")
+    r.add_argument("--quick", action="store_true", help="a small subset that runs in a minute (writes to _out/quick/)")
+    r.add_argument("--datasets", nargs="*", default=None, help="only these data sets (names as 'xai-geometry datasets' lists them)")
+    r.add_argument("--n-jobs", type=_n_jobs, default=1, help="parallel workers (joblib; -1 = all cores)")
     r.add_argument("--cache", default=None, help="cache directory (default: .cache/ of the checkout)")
-    r.add_argument("--backend", default=None, help="the implementation a part is run with, e.g. part-a: 'ours' (default) or 'khiops'")
+    r.add_argument("--backend", default=None, help="the implementation part-a is run with: 'ours' (default) or 'khiops'")
     r.set_defaults(func=cmd_reproduce)
 
-    b = sub.add_parser("bench", parents=[common], help="benchmark a part against its peer implementation")
+    b = sub.add_parser("bench", parents=[common], help="benchmark a part against its peer implementation (writes to figures/)")
     b.add_argument("part", choices=list(BENCH))
-    b.add_argument("--repeats", type=int, default=5, help="timed runs per measurement (the median is reported)")
-    b.add_argument("--quick", action="store_true", help="smaller sizes")
+    b.add_argument("--repeats", type=_positive, default=5, help="timed runs per measurement (the median is reported)")
+    b.add_argument("--quick", action="store_true", help="smaller sizes (writes to _out/bench-quick/)")
     b.set_defaults(func=cmd_bench)
 
     o = sub.add_parser("docs", help="build the offline documentation site")
     o.add_argument("--out", default=None, help="site directory (default: _site/ of the checkout)")
+    o.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show the full traceback of an error")
     o.set_defaults(func=cmd_docs)
 
     s = sub.add_parser("datasets", help="list the data sets and where they were found")
-    s.add_argument("--part", default=None, help="only the data sets of this part (A, B or C)")
+    s.add_argument("--part", default=None, choices=["A", "B", "C", "a", "b", "c"], help="only the data sets of this part")
+    s.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show the full traceback of an error")
     s.set_defaults(func=cmd_datasets)
     return p
 
+def _user_errors() -> tuple:
+    "The exception types that are a user's mistake, not a bug."
+    from xai_geometry.runner import UsageError
+    from xai_geometry.datasets import DatasetNotFoundError
+    return (UsageError, DatasetNotFoundError)
+
+def _one_line(e: BaseException) -> str:
+    lines = [l.strip() for l in str(e).strip().splitlines() if l.strip()]
+    return lines[0] if lines else type(e).__name__
+
 def main(argv: list[str] | None = None) -> int:
-    "Entry point of the `xai-geometry` console script."
+    "Entry point of the `xai-geometry` console script: a user's mistake is one line and status 2, never a traceback."
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        print(f"xai-geometry {args.command}: interrupted; running it again resumes from the cache", file=sys.stderr)
+        return 130
+    except Exception as e:
+        if getattr(args, "debug", False): raise
+        if isinstance(e, _user_errors()):
+            print(f"xai-geometry {args.command}: {_one_line(e)}", file=sys.stderr)
+            return USAGE_ERROR
+        print(f"xai-geometry {args.command}: unexpected error: {type(e).__name__}: {_one_line(e)} "
+              "(run again with --debug for the traceback)", file=sys.stderr)
+        return BUG
+
 
 # %% ../nbs/03_cli.ipynb #a2465947
 #| eval: false

@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 
 # %% auto #0
-__all__ = ['DATASETS', 'ALIASES', 'ENV_VAR', 'DatasetInfo', 'data_locations', 'DatasetNotFoundError', 'find_file', 'load',
-           'list_datasets']
+__all__ = ['DATASETS', 'ALIASES', 'ENV_VAR', 'PACKAGE_DATA', 'DatasetInfo', 'data_locations', 'DatasetNotFoundError', 'locate',
+           'find_file', 'verify_checksums', 'load', 'list_datasets']
 
 # %% ../nbs/00_datasets.ipynb #caff0781
 @dataclass(frozen=True)
@@ -27,8 +27,9 @@ class DatasetInfo:
     numeric: int  # numeric features
     categorical: int  # categorical (string) features
     classes: int | str  # number of classes or "regression"
-    source: str  # where the file came from (details in SOURCES.md beside the files)
+    source: str  # where the file came from (details in `SOURCES.md` beside the files)
     sklearn: str | None = None  # scikit-learn loader giving the same data, if any
+    licence: str = "CC BY 4.0 (UCI)"  # the licence of the original data
 
 _REGISTRY = [
     DatasetInfo("adult", "adult.csv.gz", "A", 48842, 6, 8, 2, "UCI Adult (adult.data + adult.test)"),
@@ -44,7 +45,7 @@ _REGISTRY = [
     DatasetInfo("vehicle", "vehicle.csv.gz", "A", 846, 18, 0, 4, "UCI Statlog Vehicle via PMLB"),
     DatasetInfo("waveform", "waveform.csv.gz", "A", 5000, 40, 0, 3, "UCI Waveform (40 attributes) via PMLB"),
     DatasetInfo("breast_cancer_wisconsin_diagnostic", "breast_cancer_wisconsin_diagnostic.csv.gz", "B, C",
-                569, 30, 0, 2, "UCI WDBC via scikit-learn", "load_breast_cancer"),
+                569, 30, 0, 2, "UCI WDBC via scikit-learn", "load_breast_cancer", licence="CC BY 4.0 (UCI); scikit-learn copy: BSD-3"),
     DatasetInfo("breast_cancer_wisconsin_original", "breast_cancer_wisconsin_original.csv.gz", "B",
                 699, 9, 0, 2, "UCI Breast cancer Wisconsin (original) via PMLB"),
     DatasetInfo("early_stage_diabetes", "early_stage_diabetes.csv.gz", "B", 520, 1, 15, 2,
@@ -56,17 +57,17 @@ _REGISTRY = [
     DatasetInfo("wine_quality_white", "wine_quality_white.csv.gz", "B", 4898, 11, 0, 7, "UCI Wine quality (white) via PMLB"),
     DatasetInfo("concrete", "concrete.csv.gz", "B", 1030, 8, 0, "regression", "UCI Concrete compressive strength"),
     DatasetInfo("real_estate", "real_estate.csv.gz", "B", 414, 6, 0, "regression", "UCI Real estate valuation"),
-    DatasetInfo("ocm", "ocm.csv.gz", "B", 4759, 18, 13, "regression", "OCM catalyst literature data (Mine et al. 2021)"),
-    DatasetInfo("breastmnist", "breastmnist.csv.gz", "B", 780, 784, 1, 2, "MedMNIST v2 BreastMNIST 28x28"),
-    DatasetInfo("pneumoniamnist", "pneumoniamnist.csv.gz", "B", 5856, 784, 1, 2, "MedMNIST v2 PneumoniaMNIST 28x28"),
-    DatasetInfo("qm9_subset", "qm9_subset.csv.gz", "B", 5000, 2, 4, "regression", "QM9, 5,000 molecules (qm9pack)"),
-    DatasetInfo("iris", "iris.csv.gz", "C", 150, 4, 0, 3, "UCI Iris via scikit-learn", "load_iris"),
-    DatasetInfo("wine", "wine.csv.gz", "C", 178, 13, 0, 3, "UCI Wine via scikit-learn", "load_wine"),
+    DatasetInfo("ocm", "ocm.csv.gz", "B", 4759, 18, 13, "regression", "OCM catalyst literature data (Mine et al. 2021)", licence="not stated; data from the SI of Mine et al., ChemCatChem 13 (2021) 3636"),
+    DatasetInfo("breastmnist", "breastmnist.csv.gz", "B", 780, 784, 1, 2, "MedMNIST v2 BreastMNIST 28x28", licence="CC BY 4.0 (MedMNIST v2)"),
+    DatasetInfo("pneumoniamnist", "pneumoniamnist.csv.gz", "B", 5856, 784, 1, 2, "MedMNIST v2 PneumoniaMNIST 28x28", licence="CC BY 4.0 (MedMNIST v2)"),
+    DatasetInfo("qm9_subset", "qm9_subset.csv.gz", "B", 5000, 2, 4, "regression", "QM9, 5,000 molecules (qm9pack)", licence="CC0 (QM9); qm9pack: MIT"),
+    DatasetInfo("iris", "iris.csv.gz", "C", 150, 4, 0, 3, "UCI Iris via scikit-learn", "load_iris", licence="CC BY 4.0 (UCI); scikit-learn copy: BSD-3"),
+    DatasetInfo("wine", "wine.csv.gz", "C", 178, 13, 0, 3, "UCI Wine via scikit-learn", "load_wine", licence="CC BY 4.0 (UCI); scikit-learn copy: BSD-3"),
     DatasetInfo("ionosphere", "ionosphere.csv.gz", "C", 351, 34, 0, 2, "UCI Ionosphere via PMLB"),
     DatasetInfo("sonar", "sonar.csv.gz", "C", 208, 60, 0, 2, "UCI Sonar via PMLB"),
     DatasetInfo("glass", "glass.csv.gz", "C", 214, 9, 0, 6, "UCI Glass identification"),
     DatasetInfo("parkinsons", "parkinsons.csv.gz", "C", 195, 22, 0, 2, "UCI Parkinsons"),
-    DatasetInfo("digits", None, "-", 1797, 64, 0, 10, "UCI Optical digits via scikit-learn", "load_digits"),
+    DatasetInfo("digits", None, "-", 1797, 64, 0, 10, "UCI Optical digits via scikit-learn", "load_digits", licence="CC BY 4.0 (UCI); scikit-learn copy: BSD-3"),
 ]
 DATASETS = {d.name: d for d in _REGISTRY}
 ALIASES = {"breast_cancer": "breast_cancer_wisconsin_diagnostic", "wdbc": "breast_cancer_wisconsin_diagnostic",
@@ -75,27 +76,25 @@ ALIASES = {"breast_cancer": "breast_cancer_wisconsin_diagnostic", "wdbc": "breas
 # %% ../nbs/00_datasets.ipynb #54367b4b
 ENV_VAR = "XAI_GEOMETRY_DATA"
 
-def _checkout_locations() -> list[Path]:
-    "`../shared/datasets` beside the source checkout(s) that this package or the working directory sit in."
-    import xai_geometry
-    roots = [Path(xai_geometry.__file__).resolve().parent.parent]
-    cwd = Path.cwd().resolve()
-    roots += [p for p in (cwd, *cwd.parents) if (p / "settings.ini").is_file()]
-    out = []
-    for r in roots:
-        cand = r.parent / "shared" / "datasets"
-        if cand not in out: out.append(cand)
-    return out
+def _module_dir() -> Path:
+    "The directory of this module's file (the notebook, which has no `__file__`, asks the import system)."
+    f = globals().get("__file__")
+    if f is None:
+        import importlib.util
+        f = importlib.util.find_spec("xai_geometry.datasets").origin
+    return Path(f).resolve().parent
+
+PACKAGE_DATA = _module_dir() / "data"  # the data sets shipped with the package
 
 def data_locations(data_home: str | os.PathLike | None = None,  # directory searched first
-                  ) -> list[Path]:
-    "Directories searched for data files, in order."
+                  ) -> list[tuple[str, Path]]:
+    "Directories searched for data files, in order, each with its origin: data_home, XAI_GEOMETRY_DATA, package."
     locs = []
-    if data_home is not None: locs.append(Path(data_home).expanduser())
-    if os.environ.get(ENV_VAR): locs.append(Path(os.environ[ENV_VAR]).expanduser())
-    for c in _checkout_locations():
-        if c not in locs: locs.append(c)
+    if data_home is not None: locs.append(("data_home", Path(data_home).expanduser()))
+    if os.environ.get(ENV_VAR): locs.append((ENV_VAR, Path(os.environ[ENV_VAR]).expanduser()))
+    locs.append(("package", PACKAGE_DATA))
     return locs
+
 
 # %% ../nbs/00_datasets.ipynb #fe77da60
 class DatasetNotFoundError(FileNotFoundError):
@@ -110,18 +109,37 @@ def _resolve(name: str) -> DatasetInfo:
                          f"(aliases: {', '.join(sorted(ALIASES))})")
     return DATASETS[key]
 
+def locate(name: str,  # a registry name or alias
+           data_home: str | os.PathLike | None = None,  # directory searched first
+          ) -> tuple[str, Path | None]:
+    "Where `load(name)` reads the data set: (origin, file), origin one of data_home, XAI_GEOMETRY_DATA, package, scikit-learn."
+    info = _resolve(name)
+    if info.file is not None:
+        locs = data_locations(data_home)
+        for origin, d in locs:
+            if (d / info.file).is_file(): return origin, d / info.file
+    if info.sklearn is not None: return "scikit-learn", None
+    looked = "; ".join(str(d / info.file) for _, d in locs)
+    raise DatasetNotFoundError(
+        f"data set {info.name!r} ({info.file}) not found: the installation lacks its data files; reinstall "
+        f"xai_geometry, or pass data_home=... or set {ENV_VAR} to a folder holding {info.file}.\nLooked in: {looked}")
+
 def find_file(name: str, data_home=None) -> Path:
     "Path of the CSV file of data set `name`; `DatasetNotFoundError` naming every place looked."
-    info = _resolve(name)
-    if info.file is None:
-        raise DatasetNotFoundError(f"data set {info.name!r} has no file; it is built from scikit-learn")
-    locs = data_locations(data_home)
-    for d in locs:
-        if (d / info.file).is_file(): return d / info.file
-    looked = "\n".join(f"  - {d / info.file}" for d in locs)
-    raise DatasetNotFoundError(
-        f"data set {info.name!r} ({info.file}) not found. Looked in:\n{looked}\n"
-        f"Pass data_home=... or set the environment variable {ENV_VAR} to the directory holding it.")
+    origin, path = locate(name, data_home)
+    if path is None: raise DatasetNotFoundError(f"data set {_resolve(name).name!r} has no file; it is built from scikit-learn")
+    return path
+
+def verify_checksums(data_dir: str | os.PathLike | None = None,  # default: the package's data folder
+                    ) -> dict[str, bool]:
+    "Whether every file listed in `SHA256SUMS` has the listed SHA-256 digest."
+    import hashlib
+    d = Path(data_dir) if data_dir is not None else PACKAGE_DATA
+    out = {}
+    for line in (d / "SHA256SUMS").read_text().splitlines():
+        digest, fname = line.split()
+        out[fname] = (d / fname).is_file() and hashlib.sha256((d / fname).read_bytes()).hexdigest() == digest
+    return out
 
 def _as_frame(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]:
     "Split off the target `class`; non-numeric features become unordered categoricals."
@@ -136,6 +154,7 @@ def _as_frame(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]:
 def _read_csv(path: Path) -> tuple[pd.DataFrame, pd.Series]:
     df = pd.read_csv(path, keep_default_na=False, na_values=[""], low_memory=False)
     return _as_frame(df)
+
 
 # %% ../nbs/00_datasets.ipynb #31635853
 def _from_sklearn(info: DatasetInfo) -> tuple[pd.DataFrame, pd.Series]:
@@ -154,20 +173,21 @@ def load(name: str,  # a name of `list_datasets()` (or an alias: breast_cancer, 
         ) -> tuple[pd.DataFrame, pd.Series]:
     "Features `X` (numeric columns and categoricals, missing values kept) and target `y` of data set `name`."
     info = _resolve(name)
-    if info.file is not None:
-        try: return _read_csv(find_file(info.name, data_home))
-        except DatasetNotFoundError:
-            if info.sklearn is None: raise
-    return _from_sklearn(info)
+    origin, path = locate(info.name, data_home)
+    return _read_csv(path) if path is not None else _from_sklearn(info)
+
 
 # %% ../nbs/00_datasets.ipynb #c106b344
-def list_datasets(part: str | None = None,  # keep only the data sets serving this part ("A", "B" or "C")
+def list_datasets(part: str | None = None,  # keep only the data sets serving this part: "A", "B" or "C" (also "part-a", ...)
                  ) -> pd.DataFrame:
-    "The registry as a table: name, part, rows, numeric and categorical features, classes, source."
+    "The registry as a table: name, part, rows, numeric and categorical features, classes, source, licence."
     df = pd.DataFrame([{"name": d.name, "part": d.part, "rows": d.rows, "numeric": d.numeric,
-                        "categorical": d.categorical, "classes": d.classes, "source": d.source}
-                       for d in _REGISTRY])
+                        "categorical": d.categorical, "classes": d.classes, "source": d.source,
+                        "licence": d.licence} for d in _REGISTRY])
     if part is not None:
-        part = part.upper().removeprefix("PART-").removeprefix("PART ")
-        df = df[df["part"].str.contains(part, regex=False)].reset_index(drop=True)
+        if not isinstance(part, str): raise TypeError(f"part must be 'A', 'B' or 'C', got {part!r}")
+        key = part.strip().upper().removeprefix("PART-").removeprefix("PART ").removeprefix("PART_")
+        if key not in ("A", "B", "C"): raise ValueError(f"part must be 'A', 'B' or 'C', got {part!r}")
+        df = df[df["part"].str.contains(key, regex=False)].reset_index(drop=True)
     return df
+

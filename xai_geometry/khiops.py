@@ -36,7 +36,7 @@ def reference_script() -> Path | None:
     if os.environ.get("XAI_GEOMETRY_KHIOPS_REFERENCE"):
         p = Path(os.environ["XAI_GEOMETRY_KHIOPS_REFERENCE"])
         return p if p.is_file() else None
-    for d in data_locations():
+    for _, d in data_locations():
         p = d.parent / "tools" / "khiops_reference.py"
         if p.is_file(): return p
     return None

@@ -17,7 +17,8 @@ import joblib
 from tqdm.auto import tqdm
 
 # %% auto #0
-__all__ = ['project_root', 'figures_dir', 'default_cache_dir', 'task_key', 'run_tasks', 'median_time']
+__all__ = ['project_root', 'figures_dir', 'output_dir', 'default_cache_dir', 'UsageError', 'select_datasets', 'task_key',
+           'run_tasks', 'median_time']
 
 # %% ../nbs/02_runner.ipynb #e693f329
 def project_root(start: str | os.PathLike | None = None) -> Path | None:
@@ -29,11 +30,24 @@ def project_root(start: str | os.PathLike | None = None) -> Path | None:
 
 def figures_dir(path: str | os.PathLike | None = None,  # explicit directory (created if needed)
                ) -> Path:
-    "Directory that receives figures and result tables."
+    "Directory that receives the results of record: `figures/` of the checkout (`XAI_GEOMETRY_FIGURES` overrides)."
     if path is None: path = os.environ.get("XAI_GEOMETRY_FIGURES")
     if path is None:
         root = project_root()
         path = (root if root is not None else Path.cwd()) / "figures"
+    path = Path(path); path.mkdir(parents=True, exist_ok=True)
+    return path
+
+def output_dir(kind: str,  # what is written, e.g. "demo", "quick/part-a"
+               path: str | os.PathLike | None = None,  # explicit directory (created if needed)
+              ) -> Path:
+    "Scratch directory for demo and quick runs: `_out/<kind>` of the checkout, never a tracked folder."
+    if path is None:
+        base = os.environ.get("XAI_GEOMETRY_OUT")
+        if base is None:
+            root = project_root()
+            base = root / "_out" if root is not None else Path.cwd() / "xai_geometry_out"
+        path = Path(base) / kind
     path = Path(path); path.mkdir(parents=True, exist_ok=True)
     return path
 
@@ -42,6 +56,33 @@ def default_cache_dir() -> Path:
     if os.environ.get("XAI_GEOMETRY_CACHE"): return Path(os.environ["XAI_GEOMETRY_CACHE"])
     root = project_root()
     return root / ".cache" if root is not None else Path.home() / ".cache" / "xai_geometry"
+
+
+# %% ../nbs/02_runner.ipynb #4c143d3f
+class UsageError(ValueError):
+    "A mistake in what the user asked for (a name, an option, a missing optional tool); the message says how to fix it."
+
+def select_datasets(requested,  # names asked for (None or empty: all of `available`)
+                    available,  # the experiment's data sets, registry names, in the experiment's order
+                    what: str = "this experiment",  # named in the error message, e.g. "reproduce part-b"
+                   ) -> list[str]:
+    "The registry names of `requested` that `available` holds, in `available`'s order; `UsageError` otherwise."
+    from xai_geometry.datasets import ALIASES, DATASETS
+    available = list(available)
+    if not requested: return available
+    if isinstance(requested, str): requested = [requested]
+    wanted, bad = set(), []
+    for r in requested:
+        key = ALIASES.get(r, r) if isinstance(r, str) else r
+        if key in available: wanted.add(key)
+        else: bad.append(r)
+    if bad:
+        extra = [b for b in bad if isinstance(b, str) and ALIASES.get(b, b) in DATASETS]
+        hint = f" ({', '.join(map(repr, extra))} exist but are not used by {what})" if extra else ""
+        raise UsageError(f"unknown data set(s) {', '.join(map(repr, bad))} for {what}{hint}; "
+                         f"choose from: {', '.join(available)}")
+    return [a for a in available if a in wanted]
+
 
 # %% ../nbs/02_runner.ipynb #fc991dd6
 def task_key(func: Callable, task: dict, version: str = "") -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .lrp import median_scale
+from ..neuralized.lrp import median_scale
 
 # %% auto #0
 __all__ = ['demo']

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .information import conditional_mutual_information
-from .structure import learn_structure
+from ..gnb.information import conditional_mutual_information
+from ..gnb.structure import learn_structure
 from ..runner import median_time
 
 # %% auto #0

@@ -14,9 +14,9 @@ import pandas as pd
 from sklearn.model_selection import StratifiedKFold
 
 from ..datasets import load
-from .classifier import WeightedNaiveBayes
-from .neighbors import SupervisedKNeighborsClassifier
-from .shapley import shapley_values, log_odds_tables, prior_log_odds, log_odds_contributions
+from ..naive_bayes.classifier import WeightedNaiveBayes
+from ..naive_bayes.neighbors import SupervisedKNeighborsClassifier
+from ..naive_bayes.shapley import shapley_values, log_odds_tables, prior_log_odds, log_odds_contributions
 from ..runner import median_time, figures_dir
 
 # %% auto #0

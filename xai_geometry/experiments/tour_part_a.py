@@ -13,10 +13,10 @@ import pandas as pd
 from sklearn.model_selection import StratifiedKFold
 
 from ..datasets import load
-from .classifier import WeightedNaiveBayes
-from .geometry import KINDS, pairwise_distances
-from .neighbors import SupervisedKNeighborsClassifier
-from .shapley import shapley_values, expected_log_odds
+from ..naive_bayes.classifier import WeightedNaiveBayes
+from ..naive_bayes.geometry import KINDS, pairwise_distances
+from ..naive_bayes.neighbors import SupervisedKNeighborsClassifier
+from ..naive_bayes.shapley import shapley_values, expected_log_odds
 
 # %% auto #0
 __all__ = ['demo']

@@ -17,9 +17,9 @@ from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import StratifiedKFold
 
 from ..datasets import load
-from .classifier import WeightedNaiveBayes
-from .geometry import distance_tables, embedding_from_parts
-from ..runner import figures_dir, run_tasks
+from ..naive_bayes.classifier import WeightedNaiveBayes
+from ..naive_bayes.geometry import distance_tables, embedding_from_parts
+from ..runner import UsageError, figures_dir, run_tasks, select_datasets
 from ..stats import corrected_ttest, friedman_nemenyi, holm
 
 # %% auto #0
@@ -368,14 +368,12 @@ def reproduce(out_dir=None,  # where tables and figures go (default: figures/ of
              ) -> list[Path]:
     "Tables 2–3 and Figures 1–3 of §5: 10 stratified folds, 1-NN in d_global, d_shap and d_SNB, diagnostics."
     out = figures_dir(out_dir)
-    names = tuple(datasets) if datasets else (QUICK_DATASETS if quick else DATASETS)
-    bad = [d for d in names if d not in DATASETS]
-    if bad: raise ValueError(f"unknown data sets for part A: {bad}; choose among {DATASETS}")
-    if backend not in ("ours", "khiops"): raise ValueError(f"backend must be 'ours' or 'khiops', got {backend!r}")
+    names = tuple(select_datasets(datasets, DATASETS, "reproduce part-a")) if datasets else (QUICK_DATASETS if quick else DATASETS)
+    if backend not in ("ours", "khiops"): raise UsageError(f"unknown backend {backend!r}: choose 'ours' or 'khiops'")
     if backend == "khiops":
         from xai_geometry.khiops import khiops_available
         ok, why = khiops_available()
-        if not ok: raise RuntimeError(f"backend='khiops' needs Khiops: {why}")
+        if not ok: raise UsageError(f"backend 'khiops' needs Khiops, which is not available here: {why}")
     n_splits = 3 if quick else 10
     suffix = ("" if backend == "ours" else f"_{backend}") + ("_quick" if quick else "")
     big = {"adult": 0, "letter": 1, "pendigits": 2, "shuttle": 3, "waveform": 4}   # longest first

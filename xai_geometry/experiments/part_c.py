@@ -450,9 +450,9 @@ def reproduce(out_dir: Path | None = None,  # where CSVs and figures go (default
     import matplotlib.pyplot as plt
     from xai_geometry.datasets import load
     from xai_geometry.plots import critical_difference_diagram
-    from xai_geometry.runner import figures_dir, run_tasks
+    from xai_geometry.runner import UsageError, figures_dir, run_tasks, select_datasets
     out_dir = figures_dir(out_dir)
-    datasets = list(datasets or (QUICK_DATASETS if quick else DATASETS))
+    datasets = select_datasets(datasets, DATASETS, "reproduce part-c") if datasets else list(QUICK_DATASETS if quick else DATASETS)
     n_folds = 3 if quick else 10
     sfx = "_quick" if quick else ""
     tasks = [dict(dataset=d, fold=f, n_folds=n_folds, curve=quick or d in REDUCTION_DATASETS)

@@ -20,12 +20,12 @@ from sklearn.neighbors import KNeighborsClassifier
 from sklearn.svm import SVC
 
 from ..datasets import load
-from ..runner import default_cache_dir, median_time, run_tasks
-from .attribution import BASELINES, explained_model
-from .flipping import ConditionalKDEInpainter, aufc, flipping_curve
-from .kernel_regression import NeuralizedKernelRegression
-from .knn import NeuralizedKNN
-from .svm import NeuralizedSVM
+from ..runner import default_cache_dir, median_time, run_tasks, select_datasets
+from ..neuralized.attribution import BASELINES, explained_model
+from ..neuralized.flipping import ConditionalKDEInpainter, aufc, flipping_curve
+from ..neuralized.kernel_regression import NeuralizedKernelRegression
+from ..neuralized.knn import NeuralizedKNN
+from ..neuralized.svm import NeuralizedSVM
 
 # %% auto #0
 __all__ = ['TASK_VERSION', 'TABLE2_DATASETS', 'SVM_GAMMAS', 'SVM_CS', 'KNN_KS', 'SVM_METHODS', 'KNN_METHODS', 'EXPENSIVE',
@@ -727,9 +727,10 @@ def reproduce(out_dir,  # directory that receives part_b_table2.csv, part_b_fig*
     import matplotlib.pyplot as plt
     out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
     cache = (Path(cache_dir) if cache_dir is not None else default_cache_dir()) / "part_b"
-    keys = list(datasets) if datasets is not None else list(QUICK_DATASETS if quick else TABLE2_DATASETS)
-    bad = [k for k in keys if k not in TABLE2_DATASETS]
-    if bad: raise ValueError(f"unknown data sets {bad}; choose from {sorted(TABLE2_DATASETS)}")
+    if datasets:  # registry names, as `xai-geometry datasets` lists them
+        key_of = {reg: key for key, (_, reg) in TABLE2_DATASETS.items()}
+        keys = [key_of[n] for n in select_datasets(datasets, list(key_of), "reproduce part-b")]
+    else: keys = list(QUICK_DATASETS if quick else TABLE2_DATASETS)
     run = lambda f, tasks, desc: run_tasks(f, tasks, cache_dir=cache, n_jobs=n_jobs, desc=desc,
                                            version=TASK_VERSION, progress=progress)
     written = []
