@@ -37,8 +37,9 @@ setuptools.setup(
     package_data={cfg["lib_name"]: ["data/*.csv.gz", "data/SOURCES.md", "data/SHA256SUMS"]},  # the bundled data sets
     python_requires=">=" + cfg["min_python"],
     install_requires=cfg["requirements"].split(),
-    extras_require={"dev": cfg["dev_requirements"].split(), "compare": cfg["compare_requirements"].split(),
-                    "cluster": cfg["cluster_requirements"].split()},
+    # every `NAME_requirements` key of settings.ini is the extra NAME (dev, compare, cluster, qm9)
+    extras_require={k[: -len("_requirements")]: v.split() for k, v in cfg.items()
+                    if k.endswith("_requirements") and k != "requirements"},
     entry_points={"console_scripts": cfg["console_scripts"].split(), "nbdev": [f"{cfg['lib_name']}={cfg['lib_name']}._modidx:d"]},
     zip_safe=False,
 )

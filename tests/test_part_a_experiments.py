@@ -62,7 +62,7 @@ def test_quick_reproduce_writes_tables(tmp_path):
     assert len(list((tmp_path / "cache").rglob("*.joblib"))) == 6       # cached per (data set, fold)
 
 
-@pytest.mark.parametrize("kw, match", [(dict(datasets=["iris"]), "unknown data sets"), (dict(backend="sklearn"), "backend")])
+@pytest.mark.parametrize("kw, match", [(dict(datasets=["iris"]), r"unknown data set\(s\) .iris. for reproduce part-a"), (dict(backend="sklearn"), "backend")])
 def test_bad_arguments(tmp_path, kw, match):
     with pytest.raises(ValueError, match=match):
         reproduce(tmp_path, quick=True, progress=False, **{"datasets": ["heart"], **kw})

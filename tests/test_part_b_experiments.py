@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from xai_geometry.neuralized import experiments as E
+from xai_geometry.experiments import part_b as E
 
 
 def test_bad_keys_and_kinds():
@@ -15,7 +15,7 @@ def test_bad_keys_and_kinds():
         E.select_model("tree", np.zeros((10, 2)), np.r_[np.zeros(5), np.ones(5)])
     with pytest.raises(ValueError, match="method must be"):
         E.relevance("saliency", None, np.zeros((1, 2)), np.zeros((3, 2)))
-    with pytest.raises(ValueError, match="unknown data sets"):
+    with pytest.raises(ValueError, match=r"unknown data set\(s\) 'nope' for reproduce part-b"):
         E.reproduce("/tmp/never_written", datasets=["nope"], progress=False)
 
 
