@@ -5,7 +5,7 @@ import pytest
 
 from xai_geometry.datasets import load
 from xai_geometry.khiops import khiops_available, run_khiops
-from xai_geometry.naive_bayes.modl import khiops_agreement
+from xai_geometry.experiments.bench_modl import khiops_agreement
 
 OK, WHY = khiops_available()
 CACHE = Path(__file__).resolve().parents[1] / ".cache" / "khiops"

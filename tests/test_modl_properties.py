@@ -6,9 +6,9 @@ import pandas as pd
 from hypothesis import given, settings, strategies as st
 from hypothesis.extra.numpy import arrays
 
-from xai_geometry.naive_bayes.modl import (MODLEncoder, _disc_partition_cost, _khiops_disc_pcost,
-                                           discretization_cost, greedy_discretization, grouping_cost,
+from xai_geometry.naive_bayes.modl import (MODLEncoder, discretization_cost, greedy_discretization, grouping_cost,
                                            modl_grouping, optimal_discretization)
+from xai_geometry.naive_bayes.modl.criteria import _disc_partition_cost, _khiops_disc_pcost
 
 tables = st.integers(1, 12).flatmap(lambda V: st.integers(2, 4).flatmap(
     lambda J: arrays(np.int64, (V, J), elements=st.integers(0, 9))))
