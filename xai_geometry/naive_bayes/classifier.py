@@ -21,7 +21,7 @@ from sklearn.utils.validation import check_is_fitted, check_array, column_or_1d
 from threadpoolctl import threadpool_limits
 
 # %% auto #0
-__all__ = ['log_conditional_table', 'natural_code_length', 'gather_tables', 'WeightedNaiveBayes', 'random_model', 'random_parts']
+__all__ = ['log_conditional_table', 'gather_tables', 'WeightedNaiveBayes', 'random_model', 'random_parts']
 
 # %% ../../nbs/11_naive_bayes.ipynb #5bb00072
 def log_conditional_table(counts: np.ndarray,  # (I, J) training class counts per part
@@ -34,13 +34,8 @@ def log_conditional_table(counts: np.ndarray,  # (I, J) training class counts pe
     return np.log((counts + eps) / (counts.sum(axis=0, keepdims=True) + counts.shape[0] * eps))
 
 
-def natural_code_length(n: int) -> float:
-    "Rissanen's universal code length of an integer n >= 1, in nats (as Khiops' KWStat)."
-    if n < 1: return 0.0
-    bits, x = math.log2(2.865064), math.log2(n)
-    while x > 0:
-        bits += x; x = math.log2(x) if x > 0 else 0.0
-    return bits * math.log(2)
+# Rissanen's universal code length of an integer n >= 1, in nats: one home, the MODL criteria
+from .modl.criteria import universal_code_length as natural_code_length
 
 
 def gather_tables(tables: list[np.ndarray],  # M tables (I_m, J)
@@ -380,9 +375,15 @@ class WeightedNaiveBayes(ClassifierMixin, BaseEstimator):
     def _unique_rows(self, P, y_idx, tables=None):
         "Distinct part tuples: their (U, M, J) log-conditional stacks and (U, J) class counts."
         tables = self.log_conditional_tables_ if tables is None else tables
-        uniq, inv = np.unique(P, axis=0, return_inverse=True)
+        P = np.asarray(P, dtype=np.int64)
+        radix = P.max(axis=0) + 1 if P.size else np.ones(P.shape[1], np.int64)
+        if P.shape[1] and float(np.prod(radix.astype(float))) < 2.0 ** 62:  # one int64 key per row, lexicographic
+            w = np.cumprod(np.r_[radix[1:], 1][::-1])[::-1]
+            keys, first, inv = np.unique(P @ w, return_index=True, return_inverse=True)
+            uniq = P[first]
+        else: uniq, inv = np.unique(P, axis=0, return_inverse=True)
         J = len(self.class_count_)
-        C = np.zeros((len(uniq), J)); np.add.at(C, (inv.ravel(), y_idx), 1)
+        C = np.bincount(inv.ravel() * J + y_idx, minlength=len(uniq) * J).reshape(len(uniq), J).astype(float)
         L = np.stack([t[uniq[:, m]] for m, t in enumerate(tables)], axis=1)
         return L, C
 
