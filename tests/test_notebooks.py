@@ -9,7 +9,7 @@ nbdev's directives are honoured: `#| eval: false` cells never run, and cells fla
 A flag that is off because its tool is missing shows up as a skipped test item with the reason, so
 that an absent reference is visible in the summary, never silent.
 
-The notebooks run in a copy of the checkout (settings.ini, nbs/, figures/) in a temporary folder, so
+The notebooks run in a copy of the checkout (settings.ini, .gitignore, README.md, nbs/, figures/) in a temporary folder, so
 that the figures and tables they write never touch tracked files: `git status` stays clean after
 `pytest`. They read the committed results from the copy of figures/.
 """
@@ -52,7 +52,8 @@ def _flags_in(nb: Path) -> set:
 def checkout_copy(tmp_path_factory):
     "A copy of the checkout's settings.ini, nbs/ and figures/, where the notebooks run."
     dst = tmp_path_factory.mktemp("checkout")
-    shutil.copy2(ROOT / "settings.ini", dst / "settings.ini")
+    for f in ("settings.ini", ".gitignore", "README.md"):
+        if (ROOT / f).is_file(): shutil.copy2(ROOT / f, dst / f)
     shutil.copytree(ROOT / "nbs", dst / "nbs", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     if (ROOT / "figures").is_dir(): shutil.copytree(ROOT / "figures", dst / "figures")
     return dst
