@@ -4,7 +4,8 @@ nbdev's directives are honoured: `#| eval: false` cells never run, and cells fla
 `tst_flags` of settings.ini run only when their flag is on:
 
 - `#| slow`: heavy cells, on with `pytest --nb-flags slow` (continuous integration sets it);
-- `#| khiops`: checks against Khiops, on whenever the Khiops environment is installed.
+- `#| khiops`: checks against Khiops, on whenever the Khiops environment is installed;
+- `#| compare`: checks against shap, lime or pgmpy, on whenever the `compare` extra is installed.
 
 A flag that is off because its tool is missing shows up as a skipped test item with the reason, so
 that an absent reference is visible in the summary, never silent.
@@ -31,9 +32,12 @@ def _ids(p): return p.stem
 
 def _tool_flags() -> dict:
     "Flags whose cells need an optional tool: flag -> reason it is off (None when the tool is there)."
+    import importlib.util
     from xai_geometry.khiops import khiops_available
     ok, why = khiops_available()
-    return {"khiops": None if ok else why}
+    missing = [m for m in ("shap", "lime", "pgmpy") if importlib.util.find_spec(m) is None]
+    return {"khiops": None if ok else why,
+            "compare": f"{', '.join(missing)} not installed (pip install -e '.[compare]')" if missing else None}
 
 
 def _flags_in(nb: Path) -> set:
@@ -83,7 +87,7 @@ def test_notebook(nb, request, checkout_copy, monkeypatch):
     assert ok, f"notebook {nb.name} failed:\n{err.getvalue()[-6000:]}"
 
 
-OPTIONAL = [(nb, flag) for nb in NOTEBOOKS for flag in sorted(_flags_in(nb) & {"khiops"})]
+OPTIONAL = [(nb, flag) for nb in NOTEBOOKS for flag in sorted(_flags_in(nb) & {"khiops", "compare"})]
 
 
 @pytest.mark.parametrize("nb,flag", OPTIONAL, ids=[f"{nb.stem}-{flag}" for nb, flag in OPTIONAL])
