@@ -161,11 +161,12 @@ html_show_sourcelink = False
 html_css_files = ["xg.css"]
 '''
 
-# Display maths scrolls sideways instead of being clipped (a long equation on a narrow screen), and the
+# Display maths scrolls sideways instead of being clipped (MathJax gives a numbered equation a minimum
+# width that would push its start off the left edge of a narrow page), and the
 # signatures that nbdev's `show_doc` writes in `<pre>` blocks wrap instead of running off the page.
 _CSS = """
-div.math, mjx-container[display="true"] { overflow-x: auto; overflow-y: hidden; max-width: 100%; }
-mjx-container[display="true"] { display: block; padding: 2px 0; }
+div.math { overflow-x: auto; overflow-y: hidden; max-width: 100%; }
+mjx-container[display="true"] { overflow-x: auto; overflow-y: hidden; max-width: 100%; min-width: 0 !important; padding: 2px 0; }
 div.cell_output div.highlight pre { white-space: pre-wrap; overflow-wrap: anywhere; }
 """
 
