@@ -17,8 +17,7 @@ from ..naive_bayes.modl.encoder import MODLEncoder, _as_text, _encode_target, _i
 from ..naive_bayes.modl.search import _khiops_disc_partition_cost, _khiops_group_partition_cost
 
 # %% auto #0
-__all__ = ['SIZES', 'QUICK_SIZES', 'khiops_agreement', 'continuous_like', 'khiops_recoder_time', 'growth_exponent', 'plot_bench',
-           'bench']
+__all__ = ['SIZES', 'QUICK_SIZES', 'khiops_agreement', 'continuous_like', 'growth_exponent', 'plot_bench', 'bench']
 
 # %% ../../nbs/10d_modl_khiops.ipynb #7bd74bfd
 def _sorted_rows(a):
@@ -104,63 +103,15 @@ def continuous_like(n: int,  # rows
     return Xs, y.iloc[idx].reset_index(drop=True)
 
 # %% ../../nbs/10d_modl_khiops.ipynb #34cfecb2
-_KHIOPS_RECODER_SCRIPT = r'''
-import os, sys, time, json, re
-os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"]
-import warnings; warnings.filterwarnings("ignore")
-train, kinds_json, out_dir = sys.argv[1], sys.argv[2], sys.argv[3]
-from khiops import core as kh
-kinds = json.loads(open(kinds_json).read())
-dom = kh.DictionaryDomain(); d = kh.Dictionary(); d.name = "main"
-for name, kind in kinds.items():
-    v = kh.Variable(); v.name = name; v.type = kind; d.add_variable(v)
-dom.add_dictionary(d)
-t0 = time.perf_counter()
-kh.train_recoder(dom, "main", train, "class", os.path.join(out_dir, "R.khj"), detect_format=False,
-                 header_line=True, field_separator="\t", max_trees=0, max_pairs=0, max_text_features=0,
-                 max_constructed_variables=0, informative_variables_only=False, max_cores=1,
-                 log_file_path=os.path.join(out_dir, "recoder.log"))
-wall = time.perf_counter() - t0
-log = open(os.path.join(out_dir, "recoder.log"), errors="replace").read()
-m = re.search(r"Data preparation time: (\d+):(\d+):([\d.]+)", log)
-prep = float(m.group(1)) * 3600 + float(m.group(2)) * 60 + float(m.group(3)) if m else float("nan")
-print(json.dumps({"wall": wall, "prep": prep}))
-'''
-
-def khiops_recoder_time(X: pd.DataFrame,  # features
-                        y,  # labels
-                       ) -> dict:
-    "One Khiops `train_recoder` call on (X, y): {'wall': seconds of the call, 'prep': Khiops' logged data-preparation seconds}."
-    import json, subprocess, tempfile
-    from xai_geometry.khiops import khiops_available, khiops_python
-    ok, why = khiops_available()
-    if not ok: raise RuntimeError(why)
-    with tempfile.TemporaryDirectory(prefix="xai_modl_bench_") as tmp:
-        tmp = Path(tmp)
-        df = X.reset_index(drop=True).copy(); df["class"] = np.asarray(y)
-        df.to_csv(tmp / "train.tsv", sep="\t", index=False, na_rep="")
-        kinds = {str(c): ("Categorical" if _is_categorical_column(X[c]) else "Numerical") for c in X.columns}
-        kinds["class"] = "Categorical"
-        (tmp / "kinds.json").write_text(json.dumps(kinds)); (tmp / "run.py").write_text(_KHIOPS_RECODER_SCRIPT)
-        p = subprocess.run([str(khiops_python()), str(tmp / "run.py"), str(tmp / "train.tsv"), str(tmp / "kinds.json"),
-                            str(tmp)], capture_output=True, text=True, timeout=3600)
-        if p.returncode != 0: raise RuntimeError(f"Khiops recoder failed:\n{p.stderr[-2000:]}")
-        return json.loads(p.stdout.strip().splitlines()[-1])
-
-# %% ../../nbs/10d_modl_khiops.ipynb #03fe9334
 SIZES = (10_000, 30_000, 100_000, 200_000, 500_000, 1_000_000)
 QUICK_SIZES = (10_000, 30_000)
 
 def _log(progress, msg):
     if progress: print(msg, flush=True)
 
-def _khiops_parts(reference: dict) -> dict:
-    "Number of parts of every variable in a Khiops report (run_khiops JSON)."
-    return {v["name"]: len(v["parts"]) for v in reference["variables"]}
-
 def _time_size(X, y, data, repeats, with_khiops, progress):
     "Interleaved timed runs on one data set: ours, Khiops' training call, Khiops' recoder; medians, and parts per variable."
-    from xai_geometry.khiops import run_khiops
+    from xai_geometry.khiops import khiops_recoder_time, run_khiops
     MODLEncoder().fit(X.iloc[:2000], y.iloc[:2000])        # warm-up (imports, caches)
     runs, parts = [], None
     for r in range(repeats):
@@ -173,9 +124,9 @@ def _time_size(X, y, data, repeats, with_khiops, progress):
             k = khiops_recoder_time(X, y)
             row["khiops_call_s"], row["khiops_prep_s"] = float(k["wall"]), float(k["prep"])
             if parts is None:
-                kp = _khiops_parts(ref)
-                parts = pd.DataFrame({"data": data, "rows": len(X), "variable": enc.feature_names_in_,
-                                      "parts": enc.n_parts_, "khiops_parts": [kp[n] for n in enc.feature_names_in_]})
+                parts = khiops_agreement(X, y, ref, encoder=enc)[["variable", "parts", "khiops_parts", "counts_agree",
+                                                                   "level", "khiops_level", "cost", "khiops_partition_cost"]]
+                parts.insert(0, "rows", len(X)); parts.insert(0, "data", data)
         runs.append(row)
         _log(progress, f"  {data} {len(X):>9,} rows, run {r + 1}/{repeats}: " + ", ".join(f"{k} {v:.2f}" for k, v in row.items()))
     med = pd.DataFrame(runs).median().to_dict()
