@@ -96,3 +96,20 @@ def test_tie_chain_longer_than_the_first_search(ties):
     np.testing.assert_array_equal(knn.predict_proba(np.array([[0]])), [[0.0, 1.0]] if ties == "index" else [[1.0, 0.0]])
     dist, ind, proba = plain_search(knn, P, y, np.array([[0]]))
     np.testing.assert_array_equal(i, ind); np.testing.assert_array_equal(knn.predict_proba(np.array([[0]])), proba)
+
+
+@pytest.mark.parametrize("k,ties", [(1, "index"), (3, "vote")])
+def test_pattern_search_on_continuous_data(k, ties):
+    "Continuous data recoded by MODL (many patterns, few duplicates): the pattern search is still the plain search."
+    from xai_geometry.experiments.bench_modl import continuous_like
+    from xai_geometry.naive_bayes.classifier import WeightedNaiveBayes
+    X, y = continuous_like(1500, 0); Xq, _ = continuous_like(40, 1)
+    model = WeightedNaiveBayes().fit(X, y)
+    P, Pq = model.part_indices(X), model.part_indices(Xq)
+    knn = SupervisedKNeighborsClassifier(kind="shap", n_neighbors=k, ties=ties, model=model, prefit=True).fit(X, y)
+    assert knn.n_unique_ > 0.3 * len(P)
+    dist, ind, proba = plain_search(knn, P, y.to_numpy(), Pq)
+    d2, i2 = knn.kneighbors(Xq)
+    np.testing.assert_array_equal(i2, ind)
+    np.testing.assert_array_equal(d2, dist)
+    np.testing.assert_array_equal(knn.predict_proba(Xq), proba)
