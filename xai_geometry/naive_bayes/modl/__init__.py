@@ -6,9 +6,11 @@
 __all__ = []
 
 # %% ../../../nbs/10_modl.ipynb #f09b3e8d
-from .criteria import (GARBAGE_MIN_VALUES, RISSANEN_C0, bounded_universal_code_length, discretization_cost,
-                       grouping_cost, log2_star, log_bell, log_factorial, universal_code_length)
-from .search import (greedy_discretization, khiops_discretization, modl_grouping, optimal_discretization)
+from .criteria import (GARBAGE_MIN_VALUES, RISSANEN_C0, bounded_universal_code_length,
+                                                    discretization_cost, grouping_cost, log2_star, log_bell,
+                                                    log_factorial, universal_code_length)
+from .search import (greedy_discretization, khiops_discretization, modl_grouping,
+                                                  optimal_discretization)
 from .encoder import Interval, MODLDiscretizer, MODLEncoder, MODLGrouper, ValueGroup
 
 __all__ = ["GARBAGE_MIN_VALUES", "RISSANEN_C0", "bounded_universal_code_length", "discretization_cost",
