@@ -14,7 +14,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .information import (DEPENDENCES, MAX_ABS_CORRELATION, MIN_CLASS_SIZE, GaussianMargins,
                                           KernelMargins, _pooled_within_std, class_correlations,
-                                          class_mutual_information, conditional_mutual_information, own_class_scores)
+                                          class_mutual_information, conditional_mutual_information, own_class_scores,
+                                          rank_normal_scores)
 from .structure import GNBStructure, learn_k_structure, learn_structure
 
 # %% auto #0
@@ -39,8 +40,13 @@ class _Densities:
                 cov = np.atleast_2d(np.cov(Xk, rowvar=False)) if len(Xk) >= MIN_CLASS_SIZE else pooled_cov
                 self.cov_.append(cov + np.diag(self.floor_ ** 2))
             return self
-        self.margins_ = (GaussianMargins(self.var_smoothing) if self.dependence == "gaussian" else KernelMargins()).fit(X, codes, K)
-        self.R_ = class_correlations(own_class_scores(self.margins_, X, codes), codes, K, self.max_abs_correlation)
+        if self.dependence == "gaussian":
+            self.margins_ = GaussianMargins(self.var_smoothing).fit(X, codes, K)
+            Z = own_class_scores(self.margins_, X, codes)  # standardized values: R is Pearson's correlation
+        else:  # kernel margins for the densities; the copula correlation from within-class ranks only
+            self.margins_ = KernelMargins().fit(X, codes, K)
+            Z = rank_normal_scores(X, codes, K)
+        self.R_ = class_correlations(Z, codes, K, self.max_abs_correlation)
         return self
 
     def log_density(self, X, sets) -> np.ndarray:

@@ -11,9 +11,9 @@ from scipy.spatial import cKDTree
 
 # %% auto #0
 __all__ = ['MAX_ABS_CORRELATION', 'MIN_CLASS_SIZE', 'DEPENDENCES', 'encode_classes', 'class_correlations',
-           'gaussian_cmi_from_correlations', 'GaussianMargins', 'KernelMargins', 'within_class_ranks',
-           'ksg_mutual_information', 'fit_margins', 'own_class_scores', 'conditional_mutual_information',
-           'class_mutual_information']
+           'gaussian_cmi_from_correlations', 'GaussianMargins', 'KernelMargins', 'rank_normal_scores',
+           'within_class_ranks', 'ksg_mutual_information', 'fit_margins', 'own_class_scores',
+           'conditional_mutual_information', 'class_mutual_information']
 
 # %% ../../nbs/30_information.ipynb #2cd5a044
 MAX_ABS_CORRELATION = 1 - 1e-6  # |rho| is clipped here: no log(0) in -1/2 log(1 - rho^2)
@@ -171,6 +171,19 @@ class KernelMargins:
             out.append(np.where(inside & (f > 0), np.log(np.maximum(f, 1e-300)), tail))
         return np.stack(out, axis=1)
 
+# %% ../../nbs/30_information.ipynb #79f30cc1
+def rank_normal_scores(X: np.ndarray,  # (n, d) continuous features
+                       codes: np.ndarray,  # (n,) class codes 0..K-1
+                       n_classes: int,  # K
+                      ) -> np.ndarray:
+    "(n, d) van der Waerden scores Phi^-1(r / (n_k + 1)) of the within-class average ranks r (1..n_k)."
+    Z = np.zeros(X.shape)
+    for k in range(n_classes):  # loop over classes only; all features ranked at once
+        idx = np.flatnonzero(codes == k)
+        if len(idx): Z[idx] = special.ndtri(stats.rankdata(X[idx], axis=0) / (len(idx) + 1))
+    return Z
+
+
 # %% ../../nbs/30_information.ipynb #a73f1381
 def within_class_ranks(X, codes, n_classes, random_state=None) -> np.ndarray:
     "(n, d) integer ranks 0..n_k-1 of each feature within its class; ties broken at random."
@@ -209,7 +222,7 @@ def _check_dependence(dependence):
         raise ValueError(f"dependence must be one of {DEPENDENCES}, got {dependence!r}")
 
 def fit_margins(X, codes, n_classes, dependence, var_smoothing=1e-9):
-    "The margin model of a dependence model: Gaussian for 'gaussian', kernel otherwise."
+    "The margin densities of a dependence model: Gaussian for 'gaussian', kernel otherwise."
     if dependence == "gaussian": return GaussianMargins(var_smoothing).fit(X, codes, n_classes)
     return KernelMargins().fit(X, codes, n_classes)
 
@@ -235,7 +248,7 @@ def conditional_mutual_information(X,  # (n, d) continuous features
     if dependence == "gaussian":
         return gaussian_cmi_from_correlations(class_correlations(X, codes, K, max_abs_correlation), priors)
     if dependence == "gaussian_copula":
-        Z = own_class_scores(KernelMargins().fit(X, codes, K), X, codes)
+        Z = rank_normal_scores(X, codes, K)  # the dependence from within-class ranks only
         return gaussian_cmi_from_correlations(class_correlations(Z, codes, K, max_abs_correlation), priors)
     R = within_class_ranks(X, codes, K, random_state)
     W = np.zeros((d, d)); iu, ju = np.triu_indices(d, 1)
