@@ -457,7 +457,7 @@ def reproduce(out_dir: Path | None = None,  # where CSVs and figures go (default
     sfx = "_quick" if quick else ""
     tasks = [dict(dataset=d, fold=f, n_folds=n_folds, curve=quick or d in REDUCTION_DATASETS)
              for d in sorted(datasets, key=_cost, reverse=True) for f in range(n_folds)]  # largest first: better packing
-    res = run_tasks(run_fold, tasks, cache_dir=cache_dir, n_jobs=n_jobs, desc="part C folds", version="3", progress=progress)
+    res = run_tasks(run_fold, tasks, cache_dir=cache_dir, n_jobs=n_jobs, desc="part C folds", version="4", progress=progress)
     folds = pd.DataFrame([r for t in res for r in t["rows"]])
     folds["dataset"] = pd.Categorical(folds["dataset"], [d for d in datasets]); folds = folds.sort_values(["dataset", "fold"], kind="stable")
     folds["dataset"] = folds["dataset"].astype(str)

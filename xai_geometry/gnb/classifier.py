@@ -15,7 +15,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .information import (DEPENDENCES, MAX_ABS_CORRELATION, MIN_CLASS_SIZE, GaussianMargins,
                                           KernelMargins, _pooled_within_std, class_correlations,
                                           class_mutual_information, conditional_mutual_information, own_class_scores,
-                                          rank_normal_scores)
+                                          rank_normal_scores, scale_exponents, to_unit_scale)
 from .structure import GNBStructure, learn_k_structure, learn_structure
 
 # %% auto #0
@@ -24,13 +24,20 @@ __all__ = ['structure_coefficients', 'GeneralizedNaiveBayes']
 # %% ../../nbs/32_classifier.ipynb #80aa7ec8
 _CHUNK = 2048  # rows per block when evaluating densities
 
+_MAX_UNIT_SCALE = 1e150  # |x| / 2^e beyond this: squares overflow, the densities cannot be evaluated
+
 class _Densities:
-    "Fitted per-class densities of a dependence model; `log_density(X, sets) -> (n, K, len(sets))`."
+    """Fitted per-class densities of a dependence model; `log_density(X, sets) -> (n, K, len(sets))`.
+
+    Scale-safe: every column is divided by a power of two, 2^e_j <= max |x_j| < 2^(e_j + 1) on the
+    training rows (exact, `to_unit_scale`), the densities are fitted and evaluated in that unit scale,
+    and the Jacobian -sum_{s in S} e_s log 2 brings log p(x_S | y) back to the original units."""
     def __init__(self, dependence, var_smoothing=1e-9, max_abs_correlation=MAX_ABS_CORRELATION):
         self.dependence, self.var_smoothing, self.max_abs_correlation = dependence, var_smoothing, max_abs_correlation
 
     def fit(self, X, codes, K):
         self.K = K
+        self.exponents_ = scale_exponents(X); X = to_unit_scale(X, self.exponents_)
         if self.dependence == "nonparametric":
             self.floor_ = 1e-3 * _pooled_within_std(X, codes, K)
             pooled_cov = np.diag(_pooled_within_std(X, codes, K) ** 2)
@@ -41,7 +48,7 @@ class _Densities:
                 self.cov_.append(cov + np.diag(self.floor_ ** 2))
             return self
         if self.dependence == "gaussian":
-            self.margins_ = GaussianMargins(self.var_smoothing).fit(X, codes, K)
+            self.margins_ = GaussianMargins(self.var_smoothing).fit(X, codes, K, self.exponents_)
             Z = own_class_scores(self.margins_, X, codes)  # standardized values: R is Pearson's correlation
         else:  # kernel margins for the densities; the copula correlation from within-class ranks only
             self.margins_ = KernelMargins().fit(X, codes, K)
@@ -50,10 +57,16 @@ class _Densities:
         return self
 
     def log_density(self, X, sets) -> np.ndarray:
+        X = to_unit_scale(np.asarray(X, dtype=float), self.exponents_)
+        big = np.abs(X).max(0) > _MAX_UNIT_SCALE if len(X) else np.zeros(X.shape[1], bool)
+        if big.any():
+            raise ValueError(f"X: column(s) {np.flatnonzero(big).tolist()[:10]} hold values more than 1e150 times the "
+                             f"largest training value; their densities cannot be evaluated")
         out = np.zeros((len(X), self.K, len(sets)))
         for lo in range(0, len(X), _CHUNK):
             out[lo:lo + _CHUNK] = self._block(X[lo:lo + _CHUNK], sets)
-        return out
+        jac = np.array([np.log(2.0) * float(self.exponents_[list(S)].sum()) for S in sets])  # log of prod_s 2^e_s
+        return out - jac
 
     def _block(self, X, sets):
         n, K = len(X), self.K
