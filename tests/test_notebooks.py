@@ -1,12 +1,24 @@
 """Run every notebook of nbs/ through nbdev's own runner (`nbdev.test.test_nb`).
 
 nbdev's directives are honoured: `#| eval: false` cells never run, and cells flagged with one of the
-`tst_flags` of settings.ini (e.g. `#| slow`) run only when the flag is passed: `pytest --nb-flags slow`.
-A failing cell fails its notebook's test with the cell's traceback.
+`tst_flags` of settings.ini run only when their flag is on:
+
+- `#| slow`: heavy cells, on with `pytest --nb-flags slow` (continuous integration sets it);
+- `#| khiops`: checks against Khiops, on whenever the Khiops environment is installed;
+- `#| compare`: checks against shap, lime or pgmpy, on whenever the `compare` extra is installed.
+
+A flag that is off because its tool is missing shows up as a skipped test item with the reason, so
+that an absent reference is visible in the summary, never silent.
+
+The notebooks run in a copy of the checkout (settings.ini, .gitignore, README.md, nbs/, figures/) in a temporary folder, so
+that the figures and tables they write never touch tracked files: `git status` stays clean after
+`pytest`. They read the committed results from the copy of figures/.
 """
 import contextlib
 import io
+import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -18,19 +30,68 @@ NOTEBOOKS = sorted(p for p in (ROOT / "nbs").glob("*.ipynb") if not p.name.start
 def _ids(p): return p.stem
 
 
+def _tool_flags() -> dict:
+    "Flags whose cells need an optional tool: flag -> reason it is off (None when the tool is there)."
+    import importlib.util
+    from xai_geometry.khiops import khiops_available
+    ok, why = khiops_available()
+    missing = [m for m in ("shap", "lime", "pgmpy") if importlib.util.find_spec(m) is None]
+    return {"khiops": None if ok else why,
+            "compare": f"{', '.join(missing)} not installed (pip install -e '.[compare]')" if missing else None}
+
+
+def _flags_in(nb: Path) -> set:
+    "The test flags used by the cells of a notebook."
+    out = set()
+    for c in json.loads(nb.read_text(encoding="utf-8"))["cells"]:
+        if c["cell_type"] != "code": continue
+        src = "".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+        for line in src.splitlines():
+            if not line.startswith("#|"): break
+            out.add(line[2:].strip().split(":")[0].split()[0] if line[2:].strip() else "")
+    return out
+
+
+@pytest.fixture(scope="session")
+def checkout_copy(tmp_path_factory):
+    "A copy of the checkout's settings.ini, nbs/ and figures/, where the notebooks run."
+    dst = tmp_path_factory.mktemp("checkout")
+    for f in ("settings.ini", ".gitignore", "README.md"):
+        if (ROOT / f).is_file(): shutil.copy2(ROOT / f, dst / f)
+    shutil.copytree(ROOT / "nbs", dst / "nbs", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    if (ROOT / "figures").is_dir(): shutil.copytree(ROOT / "figures", dst / "figures")
+    return dst
+
+
 @pytest.mark.parametrize("nb", NOTEBOOKS, ids=_ids)
-def test_notebook(nb, request):
+def test_notebook(nb, request, checkout_copy, monkeypatch):
     only = request.config.getoption("--nb")
     if only and only not in nb.name: pytest.skip(f"--nb {only!r} given")
     nbdev_test = pytest.importorskip("nbdev.test", reason="nbdev (the dev extra) runs the notebooks")
     from nbdev.config import get_config
+    from xai_geometry.khiops import khiops_python
     cfg_flags = set(get_config(path=ROOT).tst_flags.split())
     run_flags = set(request.config.getoption("--nb-flags").split())
+    run_flags |= {f for f, why in _tool_flags().items() if why is None}
+    kp = khiops_python()  # found from the real checkout; the copy has no .venv-khiops
+    if kp is not None: monkeypatch.setenv("XAI_GEOMETRY_KHIOPS_PYTHON", str(kp))
+    monkeypatch.setenv("XAI_GEOMETRY_CACHE", str(checkout_copy / ".cache"))
     err = io.StringIO()
     cwd = os.getcwd()
     try:
         with contextlib.redirect_stderr(err):
-            ok, secs = nbdev_test.test_nb(nb, skip_flags=sorted(cfg_flags - run_flags), force_flags=sorted(run_flags))
+            ok, secs = nbdev_test.test_nb(checkout_copy / "nbs" / nb.name, skip_flags=sorted(cfg_flags - run_flags),
+                                          force_flags=sorted(run_flags))
     finally:
         os.chdir(cwd)
     assert ok, f"notebook {nb.name} failed:\n{err.getvalue()[-6000:]}"
+
+
+OPTIONAL = [(nb, flag) for nb in NOTEBOOKS for flag in sorted(_flags_in(nb) & {"khiops", "compare"})]
+
+
+@pytest.mark.parametrize("nb,flag", OPTIONAL, ids=[f"{nb.stem}-{flag}" for nb, flag in OPTIONAL])
+def test_optional_cells_ran(nb, flag):
+    "One item per notebook and optional tool: skipped, with the reason, when the tool is missing."
+    why = _tool_flags()[flag]
+    if why is not None: pytest.skip(f"{nb.name}: the cells flagged '{flag}' did not run: {why}")

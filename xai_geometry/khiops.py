@@ -9,47 +9,57 @@ import hashlib
 import json
 import os
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from .datasets import data_locations
-from .runner import project_root
+from .runner import UsageError, project_root
+
 
 # %% auto #0
-__all__ = ['khiops_python', 'reference_script', 'khiops_available', 'run_khiops']
+__all__ = ['SETUP', 'KhiopsNotAvailable', 'job_script', 'khiops_python', 'khiops_available', 'run_khiops', 'khiops_recoder_time']
 
 # %% ../nbs/04_khiops.ipynb #102e029a
+SETUP = ("python -m venv .venv-khiops && .venv-khiops/bin/pip install khiops-core==11.0.1 khiops==11.0.1.1 "
+         "scikit-learn pandas (or set XAI_GEOMETRY_KHIOPS_PYTHON to the Python of an environment that has them)")
+
+class KhiopsNotAvailable(UsageError, RuntimeError):
+    "Khiops was asked for but is not installed here; the message says how to install it."
+
+def _module_dir() -> Path:
+    "This module's folder, from its own file (the notebook, which has no `__file__`, asks the import system)."
+    f = globals().get("__file__")
+    if f is None:
+        import importlib.util
+        f = importlib.util.find_spec("xai_geometry.khiops").origin
+    return Path(f).resolve().parent
+
+def job_script() -> Path:
+    "The job that runs inside the Khiops environment (`xai_geometry/khiops_job.py`)."
+    return _module_dir() / "khiops_job.py"
+
 def khiops_python() -> Path | None:
     "The Python interpreter of the virtual environment that holds Khiops, or None."
     cands = []
     if os.environ.get("XAI_GEOMETRY_KHIOPS_PYTHON"): cands.append(Path(os.environ["XAI_GEOMETRY_KHIOPS_PYTHON"]))
-    import xai_geometry
-    roots = [project_root(), Path(xai_geometry.__file__).resolve().parent.parent]
+    roots = [project_root(), project_root(_module_dir())]
     cands += [r / ".venv-khiops" / "bin" / "python" for r in roots if r is not None]
     return next((c for c in cands if c.is_file()), None)
 
-def reference_script() -> Path | None:
-    "The path of `khiops_reference.py`, or None."
-    if os.environ.get("XAI_GEOMETRY_KHIOPS_REFERENCE"):
-        p = Path(os.environ["XAI_GEOMETRY_KHIOPS_REFERENCE"])
-        return p if p.is_file() else None
-    for _, d in data_locations():
-        p = d.parent / "tools" / "khiops_reference.py"
-        if p.is_file(): return p
-    return None
-
 def khiops_available() -> tuple[bool, str]:
     "Whether Khiops can be run here, and why not."
-    py, script = khiops_python(), reference_script()
-    if py is None:
-        return False, ("no Khiops environment: set XAI_GEOMETRY_KHIOPS_PYTHON or create .venv-khiops "
-                       "(pip install khiops-core==11.0.1 khiops==11.0.1.1 scikit-learn pandas)")
-    if script is None:
-        return False, "khiops_reference.py not found (set XAI_GEOMETRY_KHIOPS_REFERENCE)"
+    py = khiops_python()
+    if py is None: return False, f"no Khiops environment; to install one: {SETUP}"
     return True, f"Khiops from {py}"
+
+def _require_khiops() -> Path:
+    ok, why = khiops_available()
+    if not ok: raise KhiopsNotAvailable(f"Khiops is not installed here: {why}")
+    return khiops_python()
+
 
 # %% ../nbs/04_khiops.ipynb #8b00069f
 def _frame_hash(*objs) -> str:
@@ -63,38 +73,26 @@ def _frame_hash(*objs) -> str:
         else: h.update(json.dumps(o, sort_keys=True, default=str).encode())
     return h.hexdigest()[:20]
 
-def run_khiops(X: pd.DataFrame,  # training features
-               y,  # training target
-               X_test: pd.DataFrame | None = None,  # rows to score (default: the training rows)
-               *,
-               shapley: bool = True,  # also deploy Khiops' Shapley values
-               categorical: list[str] | None = None,  # columns forced categorical
-               max_cores: int | None = 1,
-               workdir: str | os.PathLike | None = None,  # keep Khiops' files here
-               cache_dir: str | os.PathLike | None = None,  # cache the JSON here (None: no cache)
-               timeout: float = 1800,
-              ) -> dict:
-    "Train Khiops' selective naive Bayes on (X, y) and return the reference JSON (see KHIOPS.md §3)."
-    ok, why = khiops_available()
-    if not ok: raise RuntimeError(why)
+def _categorical_columns(X: pd.DataFrame, categorical) -> list[str]:
+    return sorted(set(categorical or []) | {c for c in X.columns
+                  if not pd.api.types.is_numeric_dtype(X[c]) or pd.api.types.is_bool_dtype(X[c])})
+
+def _run_job(task: str, X: pd.DataFrame, y, X_test=None, *, categorical=None, max_cores=1, workdir=None,
+             shapley=True, timeout=1800) -> dict:
+    "Write the CSVs, run `khiops_job.py TASK` with the Khiops environment's Python (isolated mode), read its JSON."
+    py = _require_khiops()
     if not isinstance(X, pd.DataFrame): raise TypeError("X must be a pandas DataFrame")
     if "class" in X.columns: raise ValueError("X has a column named 'class', the name reserved for the target")
-    y = pd.Series(np.asarray(y), name="class")
-    cats = sorted(set(categorical or []) | {c for c in X.columns
-                  if not pd.api.types.is_numeric_dtype(X[c]) or pd.api.types.is_bool_dtype(X[c])})
-    opts = {"shapley": shapley, "categorical": cats, "v": 1}
-    key = _frame_hash(X, y, X_test, opts)
-    if cache_dir is not None:
-        cached = Path(cache_dir) / f"khiops_{key}.json"
-        if cached.is_file() and workdir is None: return json.loads(cached.read_text())
     with tempfile.TemporaryDirectory(prefix="xai_khiops_") as tmp:
         tmp = Path(tmp)
-        train = X.reset_index(drop=True).copy(); train["class"] = y.to_numpy()
+        train = X.reset_index(drop=True).copy(); train["class"] = np.asarray(y)
         train.to_csv(tmp / "train.csv", index=False, na_rep="")
-        cmd = [str(khiops_python()), str(reference_script()), "--train", str(tmp / "train.csv"),
-               "--target", "class", "--out", str(tmp / "out.json")]
+        # -I: isolated mode, so that this package's folder (which holds a `khiops.py`) does not shadow Khiops
+        cmd = [str(py), "-I", str(job_script()), task, "--train", str(tmp / "train.csv"), "--target", "class",
+               "--out", str(tmp / "out.json")]
         if X_test is not None:
             X_test.reset_index(drop=True).to_csv(tmp / "test.csv", index=False, na_rep=""); cmd += ["--test", str(tmp / "test.csv")]
+        cats = _categorical_columns(X, categorical)
         if cats: cmd += ["--categorical", ",".join(cats)]
         if max_cores: cmd += ["--max-cores", str(max_cores)]
         if workdir is not None: Path(workdir).mkdir(parents=True, exist_ok=True); cmd += ["--workdir", str(workdir)]
@@ -102,8 +100,37 @@ def run_khiops(X: pd.DataFrame,  # training features
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
         if proc.returncode != 0:
             raise RuntimeError(f"Khiops failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
-        res = json.loads((tmp / "out.json").read_text())
-    if cache_dir is not None:
-        Path(cache_dir).mkdir(parents=True, exist_ok=True)
-        (Path(cache_dir) / f"khiops_{key}.json").write_text(json.dumps(res))
+        return json.loads((tmp / "out.json").read_text())
+
+def run_khiops(X: pd.DataFrame,  # training features
+               y,  # training target
+               X_test: pd.DataFrame | None = None,  # rows to score (default: the training rows)
+               *,
+               shapley: bool = True,  # also deploy Khiops' Shapley values
+               categorical: list[str] | None = None,  # columns forced categorical
+               max_cores: int | None = 1,
+               workdir: str | os.PathLike | None = None,  # keep Khiops' files here (model dictionary, report, logs)
+               cache_dir: str | os.PathLike | None = None,  # cache the JSON here (None: no cache)
+               timeout: float = 1800,
+              ) -> dict:
+    """Train Khiops' selective naive Bayes on (X, y) and return its record: `classes`, `class_counts`,
+    `variables` (name, type, level, selected, weight, importance, parts with class counts),
+    `test` (probabilities, predicted, Shapley values `[n][J][M]`), `timing_s` (train, interpret, deploy)."""
+    if not isinstance(X, pd.DataFrame): raise TypeError("X must be a pandas DataFrame")
+    key = _frame_hash(X, pd.Series(np.asarray(y), name="class"), X_test,
+                      {"shapley": shapley, "categorical": _categorical_columns(X, categorical), "v": 2})
+    cached = Path(cache_dir) / f"khiops_{key}.json" if cache_dir is not None else None
+    if cached is not None and cached.is_file() and workdir is None: return json.loads(cached.read_text())
+    res = _run_job("snb", X, y, X_test, categorical=categorical, max_cores=max_cores, workdir=workdir,
+                   shapley=shapley, timeout=timeout)
+    if cached is not None:
+        cached.parent.mkdir(parents=True, exist_ok=True); cached.write_text(json.dumps(res))
     return res
+
+def khiops_recoder_time(X: pd.DataFrame,  # features
+                        y,  # labels
+                        *, categorical: list[str] | None = None, max_cores: int | None = 1,
+                       ) -> dict:
+    "One Khiops `train_recoder` call (its data preparation alone): {'wall': seconds of the call, 'prep': Khiops' logged preparation seconds}."
+    return _run_job("recoder", X, y, categorical=categorical, max_cores=max_cores, shapley=False)
+

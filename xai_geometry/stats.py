@@ -12,7 +12,7 @@ import pandas as pd
 from scipy import stats
 
 # %% auto #0
-__all__ = ['FriedmanNemenyi', 'friedman_nemenyi', 'corrected_ttest', 'holm']
+__all__ = ['FriedmanNemenyi', 'friedman_nemenyi', 'corrected_ttest', 'holm', 'macro_ovr_auc']
 
 # %% ../nbs/01_stats.ipynb #fc8e86ca
 @dataclass
@@ -89,3 +89,18 @@ def holm(pvalues,  # (m,) raw p-values
     adj_sorted = np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * p[order]))
     adj = np.empty(m); adj[order] = adj_sorted
     return adj, adj <= alpha
+
+# %% ../nbs/01_stats.ipynb #cba266bf
+def macro_ovr_auc(y_idx,  # (n,) true class indices 0..K-1
+                  scores,  # (n, K) scores (probabilities, or a one-hot vote for a 1-NN)
+                 ) -> float:
+    "Macro one-vs-rest AUC over the classes present with both labels (binary: the AUC of class 1); NaN if none."
+    from sklearn.metrics import roc_auc_score
+    y_idx, scores = np.asarray(y_idx), np.asarray(scores, dtype=float)
+    if scores.ndim != 2 or len(scores) != len(y_idx):
+        raise ValueError(f"scores must be (n, K) with n = len(y_idx) = {len(y_idx)}, got shape {scores.shape}")
+    K = scores.shape[1]
+    classes = [1] if K == 2 else range(K)
+    aucs = [roc_auc_score(y_idx == k, scores[:, k]) for k in classes if 0 < (y_idx == k).sum() < len(y_idx)]
+    return float(np.mean(aucs)) if aucs else float("nan")
+

@@ -20,6 +20,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, check_array, column_or_1d
 from threadpoolctl import threadpool_limits
 
+from ..khiops_format import STAR, read_snb_model
+
 # %% auto #0
 __all__ = ['log_conditional_table', 'natural_code_length', 'gather_tables', 'WeightedNaiveBayes', 'random_model', 'random_parts']
 
@@ -75,76 +77,6 @@ class _PartIndexEncoder:
         return P
 
 # %% ../../nbs/11_naive_bayes.ipynb #03dc843c
-_TOKEN = re.compile(r'\s*(?:(?P<str>"(?:[^"]|"")*")|(?P<bq>`(?:[^`]|``)*`)|(?P<miss>#Missing)'
-                    r'|(?P<num>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)|(?P<name>[A-Za-z_][A-Za-z0-9_.]*)'
-                    r'|(?P<punct>[(),]))')
-
-def _parse_rule(text: str):
-    "Khiops derivation rule -> nested (name, [operands]); strings, floats, ('var', name), None (#Missing)."
-    toks, pos, text = [], 0, text.strip()
-    while pos < len(text):
-        m = _TOKEN.match(text, pos)
-        if not m or m.end() == pos: raise ValueError(f"cannot read Khiops rule at {text[pos:pos + 40]!r}")
-        pos = m.end(); toks.append((m.lastgroup, m.group(m.lastgroup)))
-    i = 0
-    def expr():
-        nonlocal i
-        kind, val = toks[i]; i += 1
-        if kind == "str": return val[1:-1].replace('""', '"')
-        if kind == "bq": return ("var", val[1:-1].replace("``", "`"))
-        if kind == "miss": return None
-        if kind == "num": return float(val)
-        if kind == "name":
-            if i < len(toks) and toks[i] == ("punct", "("):
-                i += 1; ops = []
-                while toks[i] != ("punct", ")"):
-                    ops.append(expr())
-                    if toks[i] == ("punct", ","): i += 1
-                i += 1
-                return (val, ops)
-            return ("var", val)
-        raise ValueError(f"unexpected token {val!r} in Khiops rule")
-    out = expr()
-    if i != len(toks): raise ValueError("trailing tokens in Khiops rule")
-    return out
-
-_STAR = " * "
-_LINE = re.compile(r'^\s*(Unused\s+)?(?P<type>\w+(?:\(\w+\))?)\s+(?P<name>`(?:[^`]|``)*`|\S+)\s*(?:=\s*(?P<rule>.*?))?\s*;(?P<meta>.*)$')
-
-def _read_kdic(text: str) -> dict:
-    "The dictionaries of a .kdic text: {dictionary: {variable: (type, rule or None, metadata)}}."
-    dicts, cur = {}, None
-    for line in text.splitlines():
-        s = line.strip()
-        if not s or s.startswith("//") or s.startswith("#"): continue
-        if s.startswith("Dictionary"):
-            cur = s.split(None, 1)[1].strip().strip("`"); dicts[cur] = {}; continue
-        if cur is None or s in ("{", "};", "}") or s.startswith("<"): continue
-        m = _LINE.match(line)
-        if m:
-            name = m["name"]
-            if name.startswith("`"): name = name[1:-1].replace("``", "`")
-            dicts[cur][name] = (m["type"], m["rule"], m["meta"])
-    return dicts
-
-
-def _grid(rule) -> dict:
-    "A parsed DataGrid rule -> {'kind', 'bounds'|'groups', 'counts' (I, J), 'classes'}."
-    name, ops = rule
-    if name != "DataGrid": raise ValueError(f"expected a DataGrid, got {name}")
-    if len(ops) == 2:
-        (_, classes), (_, f) = ops
-        return {"classes": [str(c) for c in classes], "counts": np.asarray(f, dtype=np.int64)}
-    (p_name, p_ops), (_, classes), (_, f) = ops
-    J = len(classes); f = np.asarray(f, dtype=np.int64)
-    if p_name == "IntervalBounds": out = {"kind": "intervals", "bounds": list(p_ops)}; I = len(p_ops) + 1
-    elif p_name == "ValueGroups": out = {"kind": "groups", "groups": [list(g[1]) for g in p_ops]}; I = len(p_ops)
-    elif p_name == "ValueSetC": out = {"kind": "groups", "groups": [[v] for v in p_ops]}; I = len(p_ops)
-    else: raise ValueError(f"unsupported Khiops partition {p_name}")
-    out.update(classes=[str(c) for c in classes], counts=f.reshape(J, I).T)  # part index varies fastest
-    return out
-
-
 class _KhiopsRecoder:
     "Part indices of a DataFrame under the partitions of a Khiops model (Khiops' conventions)."
     def __init__(self, feature_names, grids):
@@ -164,7 +96,7 @@ class _KhiopsRecoder:
             idx[miss] = 0
             return idx.astype(np.int64)
         lookup = {str(v): k for k, grp in enumerate(g["groups"]) for v in grp}
-        default = lookup.get(_STAR, len(g["groups"]) - 1)
+        default = lookup.get(STAR, len(g["groups"]) - 1)
         if isinstance(values.dtype, pd.CategoricalDtype):         # codes are already there
             uniques = list(values.cat.categories) + [""]
             codes = values.cat.codes.to_numpy(); codes = np.where(codes < 0, len(uniques) - 1, codes)
@@ -306,16 +238,8 @@ class WeightedNaiveBayes(ClassifierMixin, BaseEstimator):
         are its text labels in its (lexicographic) order; with `classes`, each label is matched to the
         class whose `str(...).strip()` it is, and the class axis follows the order of `classes`.
         """
-        dicts = _read_kdic(Path(path).read_text())
-        for dname, variables in dicts.items():
-            clf = [v for v in variables.values() if v[1] and re.match(r"(SNB|NB)Classifier\(", v[1])]
-            if clf: break
-        else: raise ValueError(f"{path}: no SNBClassifier/NBClassifier rule found")
-        name, ops = _parse_rule(clf[0][1])
-        if ops and isinstance(ops[0], tuple) and ops[0][0] == "Vector": w, stats = ops[0][1], ops[1:-1]
-        else: w, stats = [1.0] * len(ops[:-1]), ops[:-1]
-        target = _grid(_parse_rule(variables[ops[-1][1]][1]))
-        labels, class_count = list(target["classes"]), target["counts"]
+        model = read_snb_model(Path(path).read_text())
+        labels, class_count = list(model["classes"]), model["class_counts"]
         order = np.arange(len(labels))
         if classes is not None:  # Khiops column of each given class
             classes = np.asarray(classes)
@@ -324,11 +248,8 @@ class WeightedNaiveBayes(ClassifierMixin, BaseEstimator):
                 raise ValueError(f"classes {keys} do not match the model's target values {labels}")
             order = np.array([labels.index(k) for k in keys])
             class_count = class_count[order]
-        by_native = {}
-        for wm, (_, st) in zip(w, stats):
-            by_native[st[1][1]] = (float(wm), _grid(_parse_rule(variables[st[0][1]][1])))
-        native = [n for n, (t, rule, meta) in variables.items()
-                  if rule is None and t in ("Numerical", "Categorical") and "<TargetVariable>" not in meta]
+        by_native = {v["name"]: (v["weight"], v["grid"]) for v in model["selected"]}
+        native = model["native"]
         grids = [by_native.get(n, (0.0, None))[1] for n in native]
         counts = [class_count[None, :] if g is None else g["counts"][:, order] for g in grids]
         self = cls(weights="khiops")
