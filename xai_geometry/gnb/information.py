@@ -6,10 +6,14 @@
 from __future__ import annotations
 
 import warnings
+from numbers import Integral, Real
 
 import numpy as np
 from scipy import special, stats
 from scipy.spatial import cKDTree
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ..validation import check_params, check_target
 
 # %% auto #0
 __all__ = ['MAX_ABS_CORRELATION', 'MIN_CLASS_SIZE', 'NONPARAMETRIC_WARN_SECONDS', 'DEPENDENCES', 'encode_classes',
@@ -27,12 +31,15 @@ def encode_classes(y) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     classes, codes, counts = np.unique(np.asarray(y), return_inverse=True, return_counts=True)
     return classes, codes.ravel(), counts / counts.sum()
 
-def _check_X(X) -> np.ndarray:
-    X = np.asarray(X, dtype=float)
-    if X.ndim != 2: raise ValueError(f"X must be 2-D (n_samples, n_features), got shape {X.shape}")
+def _check_X(X, name: str = "X") -> np.ndarray:
+    "A finite 2-D float array with at least one row and one column (errors name the argument and the columns)."
+    try: X = np.asarray(X, dtype=float)
+    except (TypeError, ValueError) as e: raise ValueError(f"{name} must be numeric: {e}") from None
+    if X.ndim != 2: raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {X.shape}")
+    if X.shape[0] == 0 or X.shape[1] == 0: raise ValueError(f"{name} must have at least one row and one column, got shape {X.shape}")
     if not np.isfinite(X).all():
         bad = np.flatnonzero(~np.isfinite(X).all(0))
-        raise ValueError(f"X contains NaN or infinity in column(s) {bad.tolist()[:10]}")
+        raise ValueError(f"{name} contains NaN or infinity in column(s) {bad.tolist()[:10]}")
     return X
 
 def scale_exponents(X: np.ndarray) -> np.ndarray:
@@ -212,6 +219,7 @@ def rank_normal_scores(X: np.ndarray,  # (n, d) continuous features
 # %% ../../nbs/30_information.ipynb #a73f1381
 def within_class_ranks(X, codes, n_classes, random_state=None) -> np.ndarray:
     "(n, d) integer ranks 0..n_k-1 of each feature within its class; ties broken at random."
+    if isinstance(random_state, np.random.RandomState): random_state = int(random_state.randint(2 ** 31))
     rng = np.random.default_rng(random_state)
     R = np.zeros(X.shape, dtype=np.int64)
     for k in range(n_classes):
@@ -286,9 +294,20 @@ def ksg_all_pairs(R: np.ndarray,  # (n, d) within-class integer ranks 0..n-1 (on
 # %% ../../nbs/30_information.ipynb #354278f5
 DEPENDENCES = ("gaussian", "gaussian_copula", "nonparametric")
 
+_HELPER_CONSTRAINTS = {"dependence": [StrOptions(set(DEPENDENCES))], "n_neighbors": [Interval(Integral, 1, None, closed="left")],
+                       "max_abs_correlation": [Interval(Real, 0, 1, closed="neither")], "n_jobs": [Integral, None],
+                       "random_state": ["random_state"]}
+
 def _check_dependence(dependence):
-    if dependence not in DEPENDENCES:
+    if not isinstance(dependence, str) or dependence not in DEPENDENCES:
         raise ValueError(f"dependence must be one of {DEPENDENCES}, got {dependence!r}")
+
+def _check_inputs(caller, X, y, **params):
+    "X (n, d) finite, y one label per row, the options by their constraints; returns X, classes, codes, priors."
+    _check_dependence(params["dependence"])
+    check_params(caller, {k: _HELPER_CONSTRAINTS[k] for k in params}, params)
+    X = _check_X(X); y = check_target(y, len(X))
+    return (X, *encode_classes(y))
 
 def fit_margins(X, codes, n_classes, dependence, var_smoothing=1e-9, exponents=None):
     "The margin densities of a dependence model (X in unit scale): Gaussian for 'gaussian', kernel otherwise."
@@ -312,8 +331,9 @@ def conditional_mutual_information(X,  # (n, d) continuous features
                                    n_jobs: int | None = None,  # threads for the nonparametric weights (None = 1, -1 = all)
                                   ) -> np.ndarray:
     "Edge weights I(X_i; X_j | Y) in nats, shape (d, d), symmetric, zero diagonal."
-    _check_dependence(dependence)
-    X = _check_X(X); classes, codes, priors = encode_classes(y); K = len(classes)
+    X, classes, codes, priors = _check_inputs("conditional_mutual_information", X, y, dependence=dependence, n_neighbors=n_neighbors,
+                                              random_state=random_state, max_abs_correlation=max_abs_correlation, n_jobs=n_jobs)
+    K = len(classes)
     d = X.shape[1]
     if dependence == "gaussian":  # correlations are scale-free: computed in unit scale, no overflow at 1e300
         Xu = to_unit_scale(X, scale_exponents(X))
@@ -340,9 +360,10 @@ def conditional_mutual_information(X,  # (n, d) continuous features
 def class_mutual_information(X, y, dependence: str = "gaussian", n_neighbors: int = 4,
                              random_state=None) -> np.ndarray:
     "I(Y; X_s) in nats for every feature, shape (d,)."
-    _check_dependence(dependence)
-    X = _check_X(X); classes, codes, priors = encode_classes(y); K = len(classes)
-    if K == 1: return np.zeros(X.shape[1])
+    X, classes, codes, priors = _check_inputs("class_mutual_information", X, y, dependence=dependence,
+                                              n_neighbors=n_neighbors, random_state=random_state)
+    K = len(classes)
+    if K == 1 or np.bincount(codes).max() < 2: return np.zeros(X.shape[1])  # one class, or no class with two rows
     if dependence == "nonparametric":
         from sklearn.feature_selection import mutual_info_classif
         R = within_class_ranks(X, np.zeros(len(X), int), 1, random_state)  # pooled ranks: monotone-invariant
