@@ -13,9 +13,8 @@ import numpy as np
 import pandas as pd
 from scipy import special
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ..base import JointLogLikelihoodClassifier
 from ..gnb.information import scale_exponents, to_unit_scale
@@ -184,12 +183,12 @@ class _RefitModelClassifier(ClassifierMixin, BaseEstimator):
     def predict_proba(self, X) -> np.ndarray:
         "(n, K) probabilities of the fitted `model_`."
         check_is_fitted(self)
-        return self.model_.predict_proba(validate_data(self, X, reset=False, dtype=np.float64))
+        return self.model_.predict_proba(check_features(self, X, reset=False))
 
     def predict(self, X) -> np.ndarray:
         "(n,) labels of the fitted `model_`."
         check_is_fitted(self)
-        return self.model_.predict(validate_data(self, X, reset=False, dtype=np.float64))
+        return self.model_.predict(check_features(self, X, reset=False))
 
 class InnerCVClassifier(_RefitModelClassifier):
     """Standardize, then logistic regression or RBF SVM with hyper-parameters chosen by an inner CV.
@@ -222,8 +221,7 @@ class InnerCVClassifier(_RefitModelClassifier):
         "Inner grid search, then refit on all rows. Returns self."
         from sklearn.base import clone
         from sklearn.model_selection import GridSearchCV, StratifiedKFold, train_test_split
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        check_classification_targets(y)
+        X = check_features(self, X, reset=True); y = check_target(y, len(X))
         self.classes_ = np.unique(y)
         pipe, grid = self._pipeline_and_grid(X.shape[1])
         idx = np.arange(len(X))
@@ -249,7 +247,7 @@ def prefix_predictions(model, X, max_edges: int | None = None, isolated: str = "
     m = len(full.edges) if max_edges is None else min(max_edges, len(full.edges))
     structs = [full.prefix(t, isolated) for t in range(m + 1)]
     sets, coef = structure_coefficients(structs)
-    L = model.densities_.log_density(np.asarray(X, dtype=float), sets)  # (n, K, n_sets)
+    L = model.densities_.log_density(check_features(model, X, reset=False), sets)  # (n, K, n_sets)
     J = np.einsum("nks,st->ntk", L, coef) + np.log(model.class_prior_)[None, None, :]
     return model.classes_[J.argmax(-1)]
 
@@ -276,8 +274,7 @@ class SubsampledReducedGNB(_RefitModelClassifier):
         from sklearn.metrics import f1_score
         from sklearn.model_selection import train_test_split
         from xai_geometry.gnb.classifier import GeneralizedNaiveBayes
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        check_classification_targets(y)
+        X = check_features(self, X, reset=True); y = check_target(y, len(X))
         full = GeneralizedNaiveBayes(dependence=self.dependence, random_state=self.random_state).fit(X, y)
         self.classes_ = full.classes_
         idx = np.arange(len(X))
