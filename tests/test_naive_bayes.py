@@ -97,8 +97,8 @@ def test_properties_random_models(seed, J, M):
     model = random_model(rng, n_classes=J, n_features=M)
     P = random_parts(rng, model, 5)
     for comp in ("pooled", "mixture"):
-        phi = shapley_values(model, P, comp)
-        np.testing.assert_allclose(phi.sum(axis=1), one_vs_rest_log_odds(model, P, comp) - expected_log_odds(model, comp),
+        phi = shapley_values(model, P, complement=comp)
+        np.testing.assert_allclose(phi.sum(axis=1), one_vs_rest_log_odds(model, P, complement=comp) - expected_log_odds(model, complement=comp),
                                    rtol=1e-9, atol=1e-9)
         np.testing.assert_allclose(pairwise_distances(model, P, kind="shap", complement=comp),
                                    pairwise_distances(model, P, kind="odds", complement=comp), rtol=1e-9, atol=1e-12)
