@@ -232,6 +232,12 @@ def test_generated_inputs_answer_or_name_the_argument(data, options, how):
         e.check_additivity(shapley_values(nb, X2, background=X).sum(axis=1) + e.base_values, rtol=1e-12, atol=1e-12)
     D = outcome(lambda: pairwise_distances(nb, X2, kind="global"), names + ["duplicate", "infinity", "zz"])
     if D is not None: assert D.shape == (len(X2), len(X2)) and np.isfinite(D).all() and (D >= 0).all()
+    knn = outcome(lambda: SupervisedKNeighborsClassifier(model=nb, prefit=True).fit(X, y), names)
+    if knn is not None:
+        pred = outcome(lambda: knn.predict(X2), names + ["duplicate", "infinity", "zz"])
+        if pred is not None: assert pred.shape == (len(X2),) and set(pred) <= set(nb.classes_)
+        m = outcome(lambda: local_margin(knn, X2, y.iloc[:len(X2)], per_row=True), names + ["duplicate", "infinity", "zz"])
+        if m is not None: assert m.shape == (len(X2),) and np.all(np.isnan(m) | ((m >= -1) & (m <= 1)))
 
 
 _SK = [GaussianNB(), CategoricalNB(), BernoulliNB(), MultinomialNB(), ComplementNB()]
