@@ -42,8 +42,8 @@ def coalition_shapley(value,  # value(mask: (M,) bool) -> (n, J) array, the game
     return phi
 
 # %% ../../nbs/12_shapley.ipynb #d4151528
-def _check_options(output: str = "log_odds", complement: str = "pooled"):
-    check_params("shapley_values", {"output": [StrOptions(set(OUTPUTS))], "complement": [StrOptions(set(COMPLEMENTS))]},
+def _check_options(output: str = "log_odds", complement: str = "pooled", caller: str = "shapley_values"):
+    check_params(caller, {"output": [StrOptions(set(OUTPUTS))], "complement": [StrOptions(set(COMPLEMENTS))]},
                  {"output": output, "complement": complement})
 
 
@@ -231,6 +231,7 @@ def explain(model,  # a fitted WeightedNaiveBayes, or a fitted GaussianNB, Categ
            ) -> Explanation:
     """Exact interventional Shapley values of a naive Bayes as an `Explanation` (values (n, M, J), base (n, J)),
     with Σ_m values + base = `explained_output(model, X)`, the one-vs-rest log-odds or the joint log-likelihood."""
+    _check_options(output, complement, caller="explain")
     values = shapley_values(model, X, output=output, complement=complement, background=background)
     view = check_naive_bayes(model)
     base = base_values(model, output=output, complement=complement, background=background)
