@@ -202,7 +202,7 @@ def flipping_curve(model,  # fitted binary classifier (see attribution.explained
                    output: str = "label",  # "label": s * predicted class (+-1); "decision": s * f
                    random_state=0,
                    ) -> tuple[np.ndarray, np.ndarray]:
-    """Feature-flipping curves with conditional KDE in-painting (Bley et al. §6.1, protocol B.5).
+    """Feature-flipping curves with conditional KDE in-painting (Bley et al. §6.1, the protocol of the authors' code).
 
     Returns `n_removed` (k,) = 0, step, 2 step, ..., d and `curves` (n, k): the mean over
     `n_draws` in-painted inputs of sign(f(x)) * prediction after removing the first r features

@@ -75,6 +75,7 @@ class NeuralizedKNN:
     def n_pool_(self) -> tuple[int, int]: return self.pools_.n_pos, self.pools_.n_neg
 
     def _blocks(self, n):
+        check_params(self, {"chunk_size": NETWORK_OPTIONS["chunk_size"]}, {"chunk_size": self.chunk_size})  # also if set later
         step = self.chunk_size or max(16, (1 << 21) // max(1, sum(self.n_pool_)))
         return [slice(s, s + step) for s in range(0, n, step)]
 

@@ -73,6 +73,7 @@ class NeuralizedL1KNN:
         return embedding_from_parts(self.model_.model_, P, self.kind_, self.model_.complement)
 
     def _blocks(self, n):
+        check_params(self, self._parameter_constraints, {"chunk_size": self.chunk_size})   # also if set later
         step = self.chunk_size or max(8, (1 << 21) // max(1, len(self.U_)))
         return [slice(s, s + step) for s in range(0, n, step)]
 

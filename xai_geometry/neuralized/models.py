@@ -138,6 +138,12 @@ class NeuralizedPipeline:
         "The final network's `explain_terms` at t(X): relevance of the raw features with its conservation law."
         return self.network_.explain_terms(self.transform(X), **options)
 
+    def pooling_weights(self, X, **options):
+        "The final network's `pooling_weights` at t(X) (binary SVM, k-NN and regression networks)."
+        if not hasattr(self.network_, "pooling_weights"):
+            raise TypeError(f"{type(self.network_).__name__} has no pooling weights of its own (one per pair of classes)")
+        return self.network_.pooling_weights(self.transform(X), **options)
+
 
 # %% ../../nbs/24a_explain.ipynb #c9960d4e
 def _label(v) -> str:

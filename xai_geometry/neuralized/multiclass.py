@@ -57,6 +57,7 @@ class NeuralizedMulticlassSVM:
                 self.pairs_.append((a, b)); p += 1
         self.gamma_ = gamma
         self.n_features_in_ = U.shape[1]
+        self.centre_ = U.mean(axis=0)                     # where the support vectors are (for messages about far points)
         feature_names_from(self, model)
         self.chunk_size, self.blas_threads = chunk_size, blas_threads
 
@@ -131,20 +132,25 @@ class NeuralizedMulticlassSVM:
                ) -> np.ndarray:
         "Relevance E^(c) = ½(A_c − Σ_k q_k A_k) (n, d) for class c through the five layers; positive = evidence for c."
         X = check_points(self, X); eta, beta = self._options(eta, beta)
-        A, _, _, _, V = self._accumulate(X, eta, beta, terms=False)
-        t = self._target(target, V); rows = np.arange(len(X))
-        q = self._competitors(V)[rows, t]                                      # (n, C)
-        return 0.5 * (A[rows, :, t] - np.einsum("ndk,nk->nd", A, q))
+        with np.errstate(over="ignore", invalid="ignore"):
+            A, _, _, _, V = self._accumulate(X, eta, beta, terms=False)
+            t = self._target(target, V); rows = np.arange(len(X))
+            q = self._competitors(V)[rows, t]                                  # (n, C)
+            E = 0.5 * (A[rows, :, t] - np.einsum("ndk,nk->nd", A, q))
+        check_finite_result(self, X, E)
+        return E
 
     def explain_all_terms(self, X, *, eta: float | None = None, beta: float | None = None) -> LRPTerms:
         """Every class at once, with the conservation law: relevance (n, d, C), output h_c = ½(G_c − Σ_k q_k G_k),
         root and gap (n, C), G_c = Σ_l g_cl; relevance.sum(1) + root + gap = output."""
         X = check_points(self, X); eta, beta = self._options(eta, beta)
-        A, G, R, H, V = self._accumulate(X, eta, beta, terms=True)
-        Q = self._competitors(V)
-        mix = lambda M: 0.5 * (M - np.einsum("nk,nck->nc", M, Q))
-        E = 0.5 * (A - np.einsum("ndk,nck->ndc", A, Q))
-        return LRPTerms(E, mix(G), mix(R), mix(H))
+        with np.errstate(over="ignore", invalid="ignore"):
+            A, G, R, H, V = self._accumulate(X, eta, beta, terms=True)
+            Q = self._competitors(V)
+            mix = lambda M: 0.5 * (M - np.einsum("nk,nck->nc", M, Q))
+            t = LRPTerms(0.5 * (A - np.einsum("ndk,nck->ndc", A, Q)), mix(G), mix(R), mix(H))
+        check_finite_result(self, X, *t)
+        return t
 
     def explain_terms(self, X, *, target=None, eta: float | None = None, beta: float | None = None) -> LRPTerms:
         "`explain` with its conservation law: relevance (n, d), output h_c, root, gap (n,) of class `target`."

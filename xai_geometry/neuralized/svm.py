@@ -71,7 +71,8 @@ def check_finite_result(net, X: np.ndarray, *arrays) -> None:
     bad = np.zeros(len(X), bool)
     for a in arrays: bad |= ~np.isfinite(np.asarray(a).reshape(len(X), -1)).all(axis=1)
     if not bad.any(): return
-    r = int(np.argmax(bad)); dev = np.abs(X[r] - net.pools_.centre); j = int(np.argmax(dev))
+    centre = net.centre_ if hasattr(net, "centre_") else net.pools_.centre    # the centre of the training data
+    r = int(np.argmax(bad)); dev = np.abs(X[r] - centre); j = int(np.argmax(dev))
     names = getattr(net, "feature_names_in_", None)
     col = repr(names[j]) if names is not None else f"{j} (position)"
     raise ValueError(f"X: the network's output is not finite for {int(bad.sum())} row(s); first: row {r}, whose column "
@@ -120,6 +121,7 @@ class SoftPoolNetwork:
     def n_support_(self) -> tuple[int, int]: return len(self.alpha_pos_), len(self.alpha_neg_)
 
     def _chunks(self, n):
+        check_params(self, {"chunk_size": NETWORK_OPTIONS["chunk_size"]}, {"chunk_size": self.chunk_size})  # also if set later
         step = self.chunk_size or max(16, (1 << 20) // max(1, sum(self.n_support_)))
         return [slice(s, s + step) for s in range(0, n, step)]
 
