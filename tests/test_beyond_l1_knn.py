@@ -97,3 +97,16 @@ def test_bad_input(heart):
     few = ytr.copy(); few[:] = few.iloc[0]; few.iloc[:2] = [v for v in ytr.unique() if v != ytr.iloc[0]][0]
     with pytest.raises(ValueError, match="fewer than q"):
         NeuralizedL1KNN(SupervisedKNeighborsClassifier(n_neighbors=7).fit(Xtr, few))
+
+
+def test_explain_record(heart):
+    from xai_geometry.neuralized import explain
+    Xte = heart[2]
+    exp = explain(_knn(heart, n_neighbors=3), Xte[Xte.columns[::-1]], kappa=1)
+    assert list(exp.data.columns) == list(Xte.columns) == list(exp.feature_names)      # the model's column order
+    np.testing.assert_array_equal(exp.values, explain(_knn(heart, n_neighbors=3), Xte, kappa=1).values)
+    net = NeuralizedL1KNN(_knn(heart, n_neighbors=3))
+    exp.check_additivity(net.decision_function(Xte), rtol=1e-12, atol=1e-12)
+    glob = explain(_knn(heart, kind="global", n_neighbors=3), Xte)                       # one more variable: log p_w(D)
+    assert glob.values.shape == (len(Xte), Xte.shape[1] + 1) and glob.data is None
+    assert glob.feature_names[-1] == "log p_w(D)"

@@ -102,6 +102,9 @@ class NeuralizedPipeline:
             raise TypeError(f"Pipeline final step {name!r}: {e}") from None
         if isinstance(self.network_, NeuralizedPipeline):
             raise TypeError(f"Pipeline final step {name!r} is itself a pipeline: flatten it")
+        if not hasattr(self.network_, "pools_") and not isinstance(self.network_, NeuralizedMulticlassSVM):
+            raise TypeError(f"Pipeline final step {name!r} ({type(final).__name__}) recodes raw rows itself: "
+                            "explain it directly, without the scalers")
         self.scalers_ = [(n, s) for n, s in model.steps[:-1] if not (s is None or (isinstance(s, str) and s == "passthrough"))]
         self.pipeline_ = model
         self.classes_ = self.network_.classes_
@@ -189,7 +192,9 @@ def explain(model,                            # fitted model or Pipeline (see `n
         raise ValueError(f"{k} does not apply to {type(core).__name__} (its options: {', '.join(sorted(allowed))})")
     if isinstance(core, NeuralizedL1KNN):
         kappa = 0 if kappa is None else kappa; terms = net.explain_terms(X, kappa=kappa)
-        names = list(core.variable_names_); data = X if isinstance(X, pd.DataFrame) else None
+        names = list(core.variable_names_); data = None                  # kind="global" adds a column of its own
+        if isinstance(X, pd.DataFrame) and hasattr(core, "feature_names_in_") and len(names) == core.n_features_in_:
+            data = X[list(core.feature_names_in_)]                         # the rows in the model's column order
     else:
         if isinstance(core, NeuralizedKNN): eta, kappa = core._options(eta, kappa); opts = {"eta": eta, "kappa": kappa}
         else: eta, beta = core._options(eta, beta); opts = {"eta": eta, "beta": beta}
