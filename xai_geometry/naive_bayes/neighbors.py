@@ -69,7 +69,8 @@ class SupervisedKNeighborsClassifier(ClassifierMixin, BaseEstimator):
     with scikit-learn's `NearestNeighbors(metric="manhattan", algorithm="brute")` over the distinct
     encoded training rows (`geometry.encode`: part indices, or the feature values of a scikit-learn model).
     Fitted: `model_`, `classes_`, `n_features_in_`, `feature_names_in_`, `n_unique_` (distinct encoded
-    training rows), `train_pred_` and `train_log_proba_` (the model's predictions on the training rows,
+    training rows), `unique_codes_` (n_unique_, M) those rows, `unique_class_counts_` (n_unique_, J) the
+    training rows of each class behind each of them, `train_pred_` and `train_log_proba_` (the model's predictions on the training rows,
     for the diagnostics). Every option is checked at `fit` (scikit-learn's `_parameter_constraints`).
     """
     _parameter_constraints: dict = {
@@ -135,8 +136,8 @@ class SupervisedKNeighborsClassifier(ClassifierMixin, BaseEstimator):
         self._first_rows = np.full((len(uniq), k), n, dtype=np.int64)   # up to k lowest row indices per pattern
         self._first_rows[inv[order][keep], rank[keep]] = order[keep]
         self._sizes = sizes
-        self._class_counts = np.bincount(inv * J + self._y, minlength=len(uniq) * J).reshape(len(uniq), J).astype(float)
-        self._uniq = uniq; self.n_unique_ = len(uniq)
+        self.unique_class_counts_ = np.bincount(inv * J + self._y, minlength=len(uniq) * J).reshape(len(uniq), J).astype(float)
+        self.unique_codes_ = uniq; self.n_unique_ = len(uniq)
         self._keep = ~constant_coordinates(m, self.kind, self.complement)   # coordinates equal for every input add nothing
         self._E = self._embed(uniq)
         self._nn = NearestNeighbors(metric="manhattan", algorithm="brute", n_jobs=self.n_jobs).fit(self._E)
@@ -207,7 +208,7 @@ class SupervisedKNeighborsClassifier(ClassifierMixin, BaseEstimator):
             return out / ind.shape[1]
         d, t, dk = self._query(X)
         inside = d <= (dk + _TOL * (1 + dk))[:, None]
-        votes = np.einsum("nk,nkj->nj", inside.astype(float), self._class_counts[t])
+        votes = np.einsum("nk,nkj->nj", inside.astype(float), self.unique_class_counts_[t])
         return votes / votes.sum(axis=1, keepdims=True)
 
     def predict(self, X) -> np.ndarray:
@@ -221,7 +222,7 @@ class SupervisedKNeighborsClassifier(ClassifierMixin, BaseEstimator):
         E = self.embed(X)
         dist = np.full((len(E), len(self.classes_)), np.inf)
         for j in range(len(self.classes_)):                           # one search per class, over its distinct rows
-            has = self._class_counts[:, j] > 0
+            has = self.unique_class_counts_[:, j] > 0
             if has.any():
                 nn = NearestNeighbors(metric="manhattan", algorithm="brute").fit(self._E[has])
                 dist[:, j] = _search(nn, E, 1, self.n_jobs)[0][:, 0]
@@ -232,7 +233,7 @@ class SupervisedKNeighborsClassifier(ClassifierMixin, BaseEstimator):
         d, t, dk = self._query(X)
         inside = d <= (dk + _TOL * (1 + dk))[:, None]
         n_rows = (inside * self._sizes[t]).sum(axis=1)
-        labels = (np.einsum("nk,nkj->nj", inside.astype(float), self._class_counts[t]) > 0).sum(axis=1)
+        labels = (np.einsum("nk,nkj->nj", inside.astype(float), self.unique_class_counts_[t]) > 0).sum(axis=1)
         return {"tied": float((n_rows > self.n_neighbors).mean()), "conflicting": float((labels > 1).mean()),
                 "exact_duplicate": float((d[:, 0] == 0).mean())}
 

@@ -46,8 +46,8 @@ class NeuralizedL1KNN:
             raise ValueError(f"the model's ties must be 'index' (lowest training index among tied rows), got {model.ties!r}: "
                              "with ties='vote' every row tied with the k-th votes, which rank pooling does not reproduce")
         m = model.model_; J = len(m.classes_); M = m.n_features_in_
-        self.counts_ = np.asarray(model._class_counts, dtype=np.int64)      # (U, 2) training rows per pattern and class
-        self.U_ = embedding_from_parts(m, model._uniq, model.kind, model.complement)   # (U, D) distinct embedded rows
+        self.counts_ = np.asarray(model.unique_class_counts_, dtype=np.int64)      # (U, 2) training rows per pattern and class
+        self.U_ = embedding_from_parts(m, model.unique_codes_, model.kind, model.complement)   # (U, D) distinct embedded rows
         q = (k + 1) // 2
         for c in (0, 1):
             if self.counts_[:, c].sum() < q:
