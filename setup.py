@@ -32,9 +32,9 @@ setuptools.setup(
         "Programming Language :: Python :: 3",
         "Topic :: Scientific/Engineering :: Artificial Intelligence",
     ],
-    packages=setuptools.find_packages(include=[cfg["lib_name"], cfg["lib_name"] + ".*"]),
+    packages=setuptools.find_packages(include=[cfg["lib_name"], cfg["lib_name"] + ".*"]) + [cfg["lib_name"] + ".data"],
     include_package_data=True,
-    package_data={cfg["lib_name"]: ["data/*.csv.gz", "data/SOURCES.md", "data/SHA256SUMS"]},  # the bundled data sets
+    package_data={cfg["lib_name"] + ".data": ["*.csv.gz", "SOURCES.md", "SHA256SUMS"]},  # the bundled data sets
     python_requires=">=" + cfg["min_python"],
     install_requires=cfg["requirements"].split(),
     # every `NAME_requirements` key of settings.ini is the extra NAME (dev, compare, cluster, qm9)
@@ -42,4 +42,7 @@ setuptools.setup(
                     if k.endswith("_requirements") and k != "requirements"},
     entry_points={"console_scripts": cfg["console_scripts"].split(), "nbdev": [f"{cfg['lib_name']}={cfg['lib_name']}._modidx:d"]},
     zip_safe=False,
+    # an editable install puts the checkout on sys.path (a .pth entry), so that a folder named like the
+    # package in the working directory (a clone of the repository, say) cannot shadow it as a namespace package
+    options={"editable_wheel": {"mode": "compat"}},
 )

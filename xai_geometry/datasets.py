@@ -90,7 +90,10 @@ def data_locations(data_home: str | os.PathLike | None = None,  # directory sear
                   ) -> list[tuple[str, Path]]:
     "Directories searched for data files, in order, each with its origin: data_home, XAI_GEOMETRY_DATA, package."
     locs = []
-    if data_home is not None: locs.append(("data_home", Path(data_home).expanduser()))
+    if data_home is not None:
+        if not isinstance(data_home, (str, os.PathLike)):
+            raise TypeError(f"data_home must be a folder path (str or os.PathLike), got {type(data_home).__name__}")
+        locs.append(("data_home", Path(data_home).expanduser()))
     if os.environ.get(ENV_VAR): locs.append((ENV_VAR, Path(os.environ[ENV_VAR]).expanduser()))
     locs.append(("package", PACKAGE_DATA))
     return locs

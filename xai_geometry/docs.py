@@ -16,7 +16,7 @@ from pathlib import Path
 from .runner import project_root
 
 # %% auto #0
-__all__ = ['SECTIONS', 'site_sections', 'find_mathjax', 'build_docs', 'readme_from_index', 'write_readme']
+__all__ = ['SECTIONS', 'site_sections', 'find_mathjax', 'process_notebooks', 'build_docs', 'readme_from_index', 'write_readme']
 
 # %% ../nbs/05_docs.ipynb #f6748825
 SECTIONS = [
@@ -57,7 +57,7 @@ def _frontmatter(src: str) -> dict:
     return out
 
 def _fix_links(text: str, base_url: str, pages: dict[str, str]) -> str:
-    "Make links to the published site relative; `pages` maps nbdev output files to notebook stems."
+    "Make links to the published site relative (`pages` maps nbdev output files to notebook stems); markdown and outputs only."
     def repl(m):
         page, anchor = m.group(1), m.group(2) or ""
         return f"{pages.get(page, Path(page).stem)}.html{anchor}"
@@ -101,7 +101,8 @@ def _postprocess(proc: Path, base_url: str) -> list[str]:
                 tags = c.setdefault("metadata", {}).setdefault("tags", [])
                 if dirs.get("echo") == "false": tags.append("remove-input")
                 if dirs.get("output") == "false": tags.append("remove-output")
-            c["source"] = _fix_links(src, base_url, pages)
+            # markdown links are rewritten for the site; code is shown exactly as it runs
+            c["source"] = _fix_links(src, base_url, pages) if c["cell_type"] == "markdown" else src
             for o in c.get("outputs", []):
                 for mime in ("text/markdown", "text/html"):
                     if mime in o.get("data", {}):
@@ -157,12 +158,43 @@ html_extra_path = {extra!r}
 mathjax_path = {mathjax!r}
 mathjax3_config = {{"tex": {{"inlineMath": [["\\\\(", "\\\\)"]], "displayMath": [["\\\\[", "\\\\]"]]}}}}
 html_show_sourcelink = False
+html_css_files = ["xg.css"]
 '''
+
+# Display maths scrolls sideways instead of being clipped (MathJax gives a numbered equation a minimum
+# width that would push its start off the left edge of a narrow page), and the
+# signatures that nbdev's `show_doc` writes in `<pre>` blocks wrap instead of running off the page.
+_CSS = """
+div.math { overflow-x: auto; overflow-y: hidden; max-width: 100%; }
+mjx-container[display="true"] { overflow-x: auto; overflow-y: hidden; max-width: 100%; min-width: 0 !important; padding: 2px 0; }
+div.cell_output div.highlight pre { white-space: pre-wrap; overflow-wrap: anywhere; }
+"""
 
 def _settings(root: Path) -> dict:
     from configparser import ConfigParser
     cp = ConfigParser(delimiters=["="]); cp.read(root / "settings.ini", encoding="utf-8")
     return dict(cp["DEFAULT"])
+
+# %% ../nbs/05_docs.ipynb #ebaeffc3
+def process_notebooks(n_workers: int = 0,  # unused: the notebooks are processed one at a time, with progress
+                     ) -> Path:
+    """nbdev's doc processing of the changed notebooks into `_proc/` (what `nbdev.serve.proc_nbs` does), one at a
+    time with a line of progress each. Run from the checkout: nbdev reads its settings.ini there."""
+    from nbdev.config import get_config
+    from nbdev.doclinks import nbglob
+    import nbdev.serve as serve, nbdev.serve_drv as drv
+    cfg = get_config(); cache = cfg.config_path / "_proc"; path = Path(cfg.nbs_path)
+    files = nbglob(path, func=Path, file_glob="", file_re="")
+    chk = max(cfg.config_file.stat().st_mtime, Path(serve.__file__).stat().st_mtime)
+    if cache.exists() and cache.stat().st_mtime < chk: shutil.rmtree(cache)  # nbdev's own cache rule
+    cache.mkdir(parents=True, exist_ok=True)
+    todo = [f for f in (serve._proc_file(s, cache=cache, path=path, mtime=cache.stat().st_mtime) for s in files) if f]
+    for i, job in enumerate(todo, 1):
+        print(f"  [{i}/{len(todo)}] {Path(job[0]).name}", flush=True)
+        drv.main(job)
+    cache.touch()
+    return cache
+
 
 # %% ../nbs/05_docs.ipynb #e6ebb2c3
 def build_docs(out: str | os.PathLike | None = None,  # site directory (default: `_site/` of the checkout)
@@ -182,7 +214,9 @@ def build_docs(out: str | os.PathLike | None = None,  # site directory (default:
     # nbdev's processing alone: the `nbdev_proc_nbs` command first tries to install Quarto (with sudo) and
     # then runs `pip install -e .[dev]`; and one process, as nbdev's default pool ("spawn") idles for
     # minutes on small machines
-    subprocess.run([sys.executable, "-c", "from nbdev.serve import proc_nbs; proc_nbs(n_workers=0)"], cwd=root, check=True)
+    print(f"docs: nbdev's processing of the notebooks into {proc} (only the changed ones)", flush=True)
+    subprocess.run([sys.executable, "-c", "from xai_geometry.docs import process_notebooks; process_notebooks()"],
+                   cwd=root, check=True)
     src = root / "_docs_src"
     if src.exists(): shutil.rmtree(src)
     shutil.copytree(proc, src, ignore=shutil.ignore_patterns("*.yml", "*.qmd", "_quarto*"))
@@ -193,17 +227,20 @@ def build_docs(out: str | os.PathLike | None = None,  # site directory (default:
     if (root / "figures").is_dir():
         shutil.copytree(root / "figures", src / "figures", ignore=shutil.ignore_patterns("*.csv", "*.json"))
         (src / "_extra").mkdir(); shutil.copytree(root / "figures", src / "_extra" / "figures"); extra = ["_extra"]
+    print("docs: MathJax", flush=True)
     mj = find_mathjax(root)
     if mj is not None:
-        shutil.copytree(mj, src / "_static" / "mathjax"); static = ["_static"]
+        shutil.copytree(mj, src / "_static" / "mathjax")
         mathjax = "mathjax/tex-mml-chtml.js"
     else:
         print("warning: no local MathJax (install Node's npm, or set XAI_GEOMETRY_MATHJAX); the pages load it online")
         mathjax = "https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex-mml-chtml.js"
+    (src / "_static").mkdir(exist_ok=True); (src / "_static" / "xg.css").write_text(_CSS); static = ["_static"]
     (src / "conf.py").write_text(_CONF.format(title=cfg.get("title", "xai_geometry"), author=cfg.get("author", ""),
                                               copyright=cfg.get("copyright", ""), static=static, extra=extra,
                                               mathjax=mathjax))
     site = Path(out) if out else root / "_site"
+    print(f"docs: Sphinx renders {len(stems)} pages into {site}", flush=True)
     r = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", "-j", "2", str(src), str(site)], cwd=root)
     if r.returncode != 0: return None
     index = site / "index.html"
