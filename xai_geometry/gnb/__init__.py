@@ -17,5 +17,3 @@ from .structure import GNBStructure, learn_k_structure, learn_structure, maximum
 _all_ = ["GeneralizedNaiveBayes", "class_mutual_information", "conditional_mutual_information", "background_sample",
          "embedding", "exact_shapley_values", "expected_value", "explain", "shapley_values", "GNBStructure",
          "learn_k_structure", "learn_structure", "maximum_spanning_tree", "plot_structure"]
-_EXPORTS = {name: globals()[name].__module__.rsplit(".", 1)[-1] for name in _all_}  # name -> defining module (for tools that read it)
-
