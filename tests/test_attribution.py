@@ -38,10 +38,10 @@ def test_shapes_and_determinism(models, method, kind):
     m = models[kind]
     if kind == "knn" and method in GRADIENT_BASELINES:
         with pytest.raises(TypeError, match="piecewise constant"):
-            explain(method, m, X[:3], X)
+            explain(m, X[:3], method=method, background=X)
         return
-    R1 = explain(method, m, X[:4], X, random_state=3, **FAST.get(method, {}))
-    R2 = explain(method, m, X[:4], X, random_state=3, **FAST.get(method, {}))
+    R1 = explain(m, X[:4], method=method, background=X, random_state=3, **FAST.get(method, {}))
+    R2 = explain(m, X[:4], method=method, background=X, random_state=3, **FAST.get(method, {}))
     assert R1.shape == (4, 5) and np.all(np.isfinite(R1))
     np.testing.assert_array_equal(R1, R2)
 
@@ -49,41 +49,41 @@ def test_shapes_and_determinism(models, method, kind):
 @pytest.mark.parametrize("method", list(BASELINES))
 def test_dataframe_input(models, method):
     df = pd.DataFrame(X, columns=list("abcde"))
-    R = explain(method, models["svc"], df.iloc[:3], df, **FAST.get(method, {}))
-    np.testing.assert_allclose(R, explain(method, models["svc"], X[:3], X, **FAST.get(method, {})))
+    R = explain(models["svc"], df.iloc[:3], method=method, background=df, **FAST.get(method, {}))
+    np.testing.assert_allclose(R, explain(models["svc"], X[:3], method=method, background=X, **FAST.get(method, {})))
 
 
 @pytest.mark.parametrize("method", list(BASELINES))
 def test_bad_input(models, method):
     m = models["svc"]
     opts = FAST.get(method, {})
-    with pytest.raises(ValueError, match="expected 5"):
-        explain(method, m, X[:3, :4], X, **opts)
-    with pytest.raises(ValueError, match="2-dimensional"):
-        explain(method, m, X[0], X, **opts)
+    with pytest.raises(ValueError, match="X has 4 features, but SVC is expecting 5"):
+        explain(m, X[:3, :4], method=method, background=X, **opts)
+    with pytest.raises(ValueError, match="X: Expected 2D array"):
+        explain(m, X[0], method=method, background=X, **opts)
     for bad in (np.nan, np.inf):
         Xb = X[:3].copy(); Xb[1, 2] = bad
-        with pytest.raises(ValueError, match="NaN or infinite"):
-            explain(method, m, Xb, X, **opts)
+        with pytest.raises(ValueError, match="(NaN|infinity) in column 2"):
+            explain(m, Xb, method=method, background=X, **opts)
     with pytest.raises(TypeError, match="fitted scikit-learn"):
-        explain(method, "not a model", X[:3], X, **opts)
+        explain("not a model", X[:3], method=method, background=X, **opts)
     with pytest.raises(TypeError, match="fitted scikit-learn"):
-        explain(method, StandardScaler().fit(X), X[:3], X, **opts)
+        explain(StandardScaler().fit(X), X[:3], method=method, background=X, **opts)
     with pytest.raises(NotFittedError):
-        explain(method, SVC(), X[:3], X, **opts)
+        explain(SVC(), X[:3], method=method, background=X, **opts)
     with pytest.raises(ValueError, match="binary"):
-        explain(method, SVC().fit(X, np.arange(120) % 3), X[:3], X, **opts)
+        explain(SVC().fit(X, np.arange(120) % 3), X[:3], method=method, background=X, **opts)
     if method not in GRADIENT_BASELINES:
         with pytest.raises(ValueError, match="background"):
-            explain(method, m, X[:3], None, **opts)
+            explain(m, X[:3], method=method, background=None, **opts)
         with pytest.raises(ValueError, match="background has 4 features"):
-            explain(method, m, X[:3], X[:, :4], **opts)
+            explain(m, X[:3], method=method, background=X[:, :4], **opts)
 
 
 def test_other_bad_options(models):
     m = models["svc"]
     with pytest.raises(ValueError, match="method must be one of"):
-        explain("lrp", m, X)
+        explain(m, X, method="lrp")
     with pytest.raises(ValueError, match="n_permutations"):
         shapley_sampling(m, X[:2], X, n_permutations=0)
     with pytest.raises(ValueError, match="refused"):
@@ -101,6 +101,15 @@ def test_other_bad_options(models):
         output_gradient(SVC(kernel="poly").fit(X, y), X[:2])
     with pytest.raises(ValueError, match="single-output"):
         explained_model(KernelRidge(kernel="rbf").fit(X, np.c_[y, y]))
+
+
+def test_old_argument_order_still_works(models):
+    m = models["svc"]
+    with pytest.warns(FutureWarning, match="pass the model first"):
+        old = explain("occlusion", m, X[:3], X)
+    np.testing.assert_array_equal(old, explain(m, X[:3], method="occlusion", background=X))
+    with pytest.raises(TypeError, match="needs method="):
+        explain(m, X[:3])
 
 
 def test_knn_output_is_signed_vote(models):

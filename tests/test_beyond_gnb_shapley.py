@@ -4,8 +4,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from xai_geometry.gnb import GeneralizedNaiveBayes
-from xai_geometry.gnb.shapley import (background_sample, embedding, exact_shapley_values, expected_value,
-                                      knn_geometry_fold, shapley_values)
+from xai_geometry.experiments.beyond_gnb_shapley import knn_geometry_fold
+from xai_geometry.gnb.shapley import background_sample, embedding, exact_shapley_values, expected_value, shapley_values
 
 
 def _problem(seed, d, K, n=80):
@@ -23,7 +23,7 @@ def test_closed_form_equals_enumeration(seed, d, K, dep):
     model = GeneralizedNaiveBayes(dependence=dep).fit(X, y)
     B = background_sample(X, 5, random_state=seed)
     for output in ("joint", "centred"):
-        phi = shapley_values(model, X[:4], B, output=output)
+        phi = shapley_values(model, X[:4], background=B, output=output)
         np.testing.assert_allclose(phi, exact_shapley_values(model, X[:4], B, output=output), atol=1e-10, rtol=0)
         F = model.predict_joint_log_proba(X[:4])
         if output == "centred": F = F - F.mean(1, keepdims=True)
@@ -59,11 +59,13 @@ def test_bad_input():
     X, y = _problem(3, 3, 2)
     model = GeneralizedNaiveBayes().fit(X, y)
     with pytest.raises(ValueError, match="background"): shapley_values(model, X[:2])
-    with pytest.raises(ValueError, match="output"): shapley_values(model, X[:2], X[:5], output="odds")
-    with pytest.raises(ValueError, match="at most two features"): shapley_values(GeneralizedNaiveBayes(k=4).fit(X, y), X[:2], X[:5])
+    with pytest.raises(ValueError, match="output"): shapley_values(model, X[:2], background=X[:5], output="odds")
+    with pytest.raises(ValueError, match="at most two features"):
+        shapley_values(GeneralizedNaiveBayes(k=4).fit(X, y), X[:2], background=X[:5])
     with pytest.raises(ValueError, match="kind"): embedding(model, X[:2], "odds")
     with pytest.raises(ValueError, match="n_background"): background_sample(X, 0)
-    with pytest.raises(ValueError, match=r"\(b, 3\)"): shapley_values(model, X[:2], X[:5, :2])
+    with pytest.raises(ValueError, match="background has 2 features"): shapley_values(model, X[:2], background=X[:5, :2])
+    with pytest.raises(TypeError, match="positional"): shapley_values(model, X[:2], X[:5])  # background is keyword-only
 
 
 def test_two_colouring_needs_a_forest():

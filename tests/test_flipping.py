@@ -61,8 +61,10 @@ def test_inpainter_bad_input():
         ConditionalKDEInpainter().fit(X[:1])
     with pytest.raises(ValueError, match="all rows equal"):
         ConditionalKDEInpainter().fit(np.ones((5, 3)))
-    with pytest.raises(ValueError, match="NaN or infinite"):
+    with pytest.raises(ValueError, match="X_train contains NaN in column 0"):
         ConditionalKDEInpainter().fit(np.r_[X[:5], [[np.nan] * 6]])
+    with pytest.raises(ValueError, match="'max_iter' parameter of ConditionalKDEInpainter"):
+        ConditionalKDEInpainter(max_iter=0).fit(X)
     with pytest.raises(ValueError, match="scales"):
         ConditionalKDEInpainter(scales=[-1.0]).fit(X)
     with pytest.raises(ValueError, match="n_draws"):
@@ -71,7 +73,7 @@ def test_inpainter_bad_input():
         KDE.sample(np.zeros(6), np.ones(6), 3)
     with pytest.raises(ValueError, match="kept_mask"):
         KDE.sample(np.zeros(6), np.ones(5, bool), 3)
-    with pytest.raises(ValueError, match="expected 6"):
+    with pytest.raises(ValueError, match="X has 5 features, but ConditionalKDEInpainter is expecting 6"):
         KDE.sample_batch(np.zeros((2, 5)), np.ones((2, 5), bool), 3)
 
 
@@ -150,9 +152,9 @@ def test_flipping_bad_input():
         flipping_curve(SVM, X[:4], R[:, :5], inpainter=KDE)
     with pytest.raises(ValueError, match="relevance has 3 rows"):
         flipping_curve(SVM, X[:4], R[:3], inpainter=KDE)
-    with pytest.raises(ValueError, match="NaN or infinite"):
+    with pytest.raises(ValueError, match="X contains NaN in column 0"):
         flipping_curve(SVM, np.full((4, 6), np.nan), R, inpainter=KDE)
-    with pytest.raises(ValueError, match="NaN or infinite"):
+    with pytest.raises(ValueError, match="relevance contains infinity"):
         flipping_curve(SVM, X[:4], np.full((4, 6), np.inf), inpainter=KDE)
     with pytest.raises(ValueError, match="n_draws"):
         flipping_curve(SVM, X[:4], R, inpainter=KDE, n_draws=0)
@@ -168,6 +170,16 @@ def test_flipping_bad_input():
         flipping_curve("svm", X[:4], R, inpainter=KDE)
     with pytest.raises(ValueError, match="binary"):
         flipping_curve(SVC().fit(X, np.arange(200) % 3), X[:4], R, inpainter=KDE)
+
+
+def test_explanation_as_relevance():
+    from xai_geometry.neuralized import explain
+    exp = explain(SVM, X[:4])
+    n1, c1 = flipping_curve(SVM, X[:4], exp, inpainter=KDE, n_draws=5)
+    n2, c2 = flipping_curve(SVM, X[:4], exp.values, inpainter=KDE, n_draws=5)
+    np.testing.assert_array_equal(c1, c2)
+    with pytest.raises(ValueError, match="select_output"):
+        flipping_curve(SVM, X[:4], explain(SVC(gamma=0.3).fit(X, np.arange(200) % 3), X[:4]), inpainter=KDE)
 
 
 def test_model_forms_agree():

@@ -97,8 +97,8 @@ def test_properties_random_models(seed, J, M):
     model = random_model(rng, n_classes=J, n_features=M)
     P = random_parts(rng, model, 5)
     for comp in ("pooled", "mixture"):
-        phi = shapley_values(model, P, comp)
-        np.testing.assert_allclose(phi.sum(axis=1), one_vs_rest_log_odds(model, P, comp) - expected_log_odds(model, comp),
+        phi = shapley_values(model, P, complement=comp)
+        np.testing.assert_allclose(phi.sum(axis=1), one_vs_rest_log_odds(model, P, complement=comp) - expected_log_odds(model, complement=comp),
                                    rtol=1e-9, atol=1e-9)
         np.testing.assert_allclose(pairwise_distances(model, P, kind="shap", complement=comp),
                                    pairwise_distances(model, P, kind="odds", complement=comp), rtol=1e-9, atol=1e-12)
@@ -203,3 +203,27 @@ def test_from_khiops_maps_integer_labels_back():
     np.testing.assert_allclose(km.predict_proba(X), km_text.predict_proba(X)[:, order], atol=1e-12)
     np.testing.assert_allclose(shapley_values(km, X), shapley_values(km_text, X)[:, :, order], atol=1e-12)
     assert set(km.predict(X)) <= {1, 2, 10}
+
+
+def test_joint_log_likelihood_is_a_deprecated_alias(fitted):
+    X, y, nb = fitted
+    with pytest.warns(FutureWarning, match="predict_joint_log_proba"):
+        old = nb.joint_log_likelihood(X)
+    np.testing.assert_array_equal(old, nb.predict_joint_log_proba(X))
+    np.testing.assert_array_equal(nb.predict_joint_log_proba(X), nb.joint_log_proba_from_parts(nb.part_indices(X)))
+    np.testing.assert_array_equal(nb.predict_log_proba(X), nb.log_proba_from_parts(nb.part_indices(X)))
+
+
+@pytest.mark.parametrize("output", ["log_odds", "joint_log_likelihood"])
+@pytest.mark.parametrize("complement", ["pooled", "mixture"])
+def test_explain_conserves_the_explained_output(fitted, output, complement):
+    from xai_geometry import Explanation
+    from xai_geometry.naive_bayes import explain
+    from xai_geometry.naive_bayes.shapley import explained_output
+    X, y, nb = fitted
+    e = explain(nb, X, output=output, complement=complement)
+    assert isinstance(e, Explanation) and e.values.shape == (len(X), 3, 3) and e.output_names == ("u", "v", "w")
+    assert e.feature_names == ("num", "cat", "noise") and list(e.data.columns) == ["num", "cat", "noise"]
+    e.check_additivity(explained_output(nb, X, output=output, complement=complement), rtol=1e-10, atol=1e-10)
+    if output == "joint_log_likelihood": e.check_additivity(nb.predict_joint_log_proba(X), rtol=1e-10, atol=1e-10)
+    else: e.check_additivity(one_vs_rest_log_odds(nb, X, complement=complement), rtol=1e-10, atol=1e-10)

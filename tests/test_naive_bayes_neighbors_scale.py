@@ -70,8 +70,8 @@ def test_patterns_and_bookkeeping():
     P = random_parts(rng, model, 400); y = rng.integers(0, 3, 400)
     knn = SupervisedKNeighborsClassifier(n_neighbors=4, model=model, prefit=True).fit(P, y)
     assert knn.n_unique_ == len(np.unique(P, axis=0)) <= 8
-    assert knn._sizes.sum() == 400 and knn._class_counts.sum() == 400
-    np.testing.assert_array_equal(knn.train_log_proba_, model._predict_log_proba_parts(P))
+    assert knn._sizes.sum() == 400 and knn.unique_class_counts_.sum() == 400
+    np.testing.assert_array_equal(knn.train_log_proba_, model.log_proba_from_parts(P))
 
 
 class _LineKNN(SupervisedKNeighborsClassifier):

@@ -84,23 +84,23 @@ def test_regression_bad_models(data):
     X, y = data
     yr = X[:, 0] + X[:, 1] ** 2
     with pytest.raises(NotFittedError):
-        NeuralizedKernelRegression(KernelRidge(kernel="rbf"), 0.0)
+        NeuralizedKernelRegression(KernelRidge(kernel="rbf"))
     with pytest.raises(ValueError, match="'rbf'"):
-        NeuralizedKernelRegression(KernelRidge(kernel="laplacian").fit(X, yr), 0.0)
+        NeuralizedKernelRegression(KernelRidge(kernel="laplacian").fit(X, yr))
     with pytest.raises(ValueError, match="'rbf'"):
-        NeuralizedKernelRegression(SVR(kernel="linear").fit(X, yr), 0.0)
+        NeuralizedKernelRegression(SVR(kernel="linear").fit(X, yr))
     with pytest.raises(ValueError, match="precomputed"):
-        NeuralizedKernelRegression(KernelRidge(kernel="precomputed").fit(X @ X.T, yr), 0.0)
+        NeuralizedKernelRegression(KernelRidge(kernel="precomputed").fit(X @ X.T, yr))
     with pytest.raises(ValueError, match="method"):
-        NeuralizedKernelRegression(SVR().fit(X, yr), 0.0, method="other")
+        NeuralizedKernelRegression(SVR().fit(X, yr), method="other")
     with pytest.raises(ValueError, match="KernelRidge"):
-        NeuralizedKernelRegression(SVR().fit(X, yr), 0.0, method="recentre")
+        NeuralizedKernelRegression(SVR().fit(X, yr), method="recentre")
     # a level above every prediction of a model with only positive coefficients leaves no negative pool... and
     # a level with an empty side is refused with the reason
     pos_only = KernelRidge(kernel="rbf", alpha=10.0).fit(X, np.abs(yr) + 5)
     if np.all(pos_only.dual_coef_ > 0):
         with pytest.raises(ValueError, match="pool"):
-            NeuralizedKernelRegression(pos_only, -1.0)
+            NeuralizedKernelRegression(pos_only, level=-1.0)
 
 
 # ---------------------------------------------------------------- bad points and hyperparameters
@@ -125,13 +125,13 @@ def test_bad_points(data):
 @pytest.mark.parametrize("make", [lambda X, y: NeuralizedSVM(SVC().fit(X, y)),
                                   lambda X, y: NeuralizedKNN(KNeighborsClassifier(3).fit(X, y)),
                                   lambda X, y: NeuralizedMulticlassSVM(SVC().fit(X, y)),
-                                  lambda X, y: NeuralizedKernelRegression(SVR().fit(X, y.astype(float)), 0.5)])
+                                  lambda X, y: NeuralizedKernelRegression(SVR().fit(X, y.astype(float)), level=0.5)])
 def test_sparse_points_refused(data, make):
     X, y = data
     net = make(X, y)
-    with pytest.raises(TypeError, match="sparse"):
+    with pytest.raises(TypeError, match="Sparse data was passed for X"):
         net.explain(sp.csr_matrix(X))
-    with pytest.raises(TypeError, match="sparse"):
+    with pytest.raises(TypeError, match="Sparse data was passed for X"):
         net.decision_function(sp.csr_matrix(X))
 
 
@@ -150,8 +150,13 @@ def test_pandas_feature_names(data):
     svc = SVC().fit(df, y)
     net = NeuralizedSVM(svc)
     np.testing.assert_allclose(net.explain(df), net.explain(X))
-    with pytest.raises(ValueError, match="columns"):
-        net.explain(df[df.columns[::-1]])
+    np.testing.assert_array_equal(net.explain(df[df.columns[::-1]]), net.explain(df))     # matched by name
+    assert list(net.feature_names_in_) == list(df.columns)
+    with pytest.raises(ValueError, match=r"lacks the column\(s\) \['f0'\]"):
+        net.explain(df.drop(columns="f0"))
+    with pytest.raises(ValueError, match=r"column\(s\) \['zz'\] not seen in fit"):
+        net.explain(df.assign(zz=1.0))
+    assert not hasattr(NeuralizedSVM(SVC().fit(X, y)), "feature_names_in_")
 
 
 # ---------------------------------------------------------------- the fitted model is never modified
@@ -167,7 +172,7 @@ def test_model_not_modified(data, fit):
     before = pickle.dumps(model)
     if isinstance(model, KNeighborsClassifier): net = NeuralizedKNN(model)
     elif isinstance(model, (KernelRidge, SVR)):
-        net = NeuralizedKernelRegression(model, 0.5, method="recentre" if isinstance(model, KernelRidge) else "bias")
+        net = NeuralizedKernelRegression(model, level=0.5, method="recentre" if isinstance(model, KernelRidge) else "bias")
     elif len(model.classes_) > 2: net = NeuralizedMulticlassSVM(model)
     else: net = NeuralizedSVM(model)
     net.explain(X); net.decision_function(X); net.predict(X)
@@ -238,10 +243,10 @@ def test_multiclass_predict_and_regression_recentre():
     Xr, yr = make_regression(80, 3, noise=5, random_state=0)
     krr = KernelRidge(kernel="rbf", gamma=0.2, alpha=0.5).fit(Xr, yr)
     c = float(np.median(yr))
-    rec = NeuralizedKernelRegression(krr, c, method="recentre")
+    rec = NeuralizedKernelRegression(krr, level=c, method="recentre")
     refit = KernelRidge(kernel="rbf", gamma=0.2, alpha=0.5).fit(Xr, yr - c)
     np.testing.assert_allclose(rec.coef_, refit.dual_coef_, rtol=1e-7, atol=1e-9 * np.abs(refit.dual_coef_).max())
-    bias = NeuralizedKernelRegression(krr, c)
+    bias = NeuralizedKernelRegression(krr, level=c)
     f = krr.predict(P[:, :3]) - c
     np.testing.assert_array_equal(np.sign(bias.decision_function(P[:, :3])), np.sign(f))
 
@@ -265,7 +270,7 @@ def test_nusvr_and_svr_levels():
     P = np.random.default_rng(1).normal(size=(4000, 3)) * 1.5
     for model in (NuSVR(gamma=0.3, C=50).fit(Xr, yr), SVR(gamma=0.3, C=50).fit(Xr, yr)):
         for c in np.quantile(model.predict(Xr), [0.2, 0.5, 0.8]):
-            g = NeuralizedKernelRegression(model, c).decision_function(P)
+            g = NeuralizedKernelRegression(model, level=c).decision_function(P)
             np.testing.assert_array_equal(np.sign(g), np.sign(model.predict(P) - c))
 
 

@@ -2,23 +2,12 @@
 import numpy as np
 import pandas as pd
 import pytest
-from sklearn.base import BaseEstimator
 from sklearn.model_selection import StratifiedKFold
 
 from xai_geometry.datasets import load
 from xai_geometry.naive_bayes.classifier import WeightedNaiveBayes, random_model, random_parts
-from xai_geometry.experiments.part_a import (DISTANCES, PAPER_TABLE2, fold_task, neighbourhood_metrics,
-                                                  ovr_auc, reproduce)
+from xai_geometry.experiments.part_a import DISTANCES, PAPER_TABLE2, fold_task, neighbourhood_metrics, reproduce
 from xai_geometry.naive_bayes.neighbors import SupervisedKNeighborsClassifier, local_agreement, local_delta, local_margin
-
-
-class _Box:
-    def __init__(self, model): self.model = model
-
-
-class _Prefitted(BaseEstimator):
-    def __init__(self, box=None): self.box = box
-    def fit(self, X, y): return self.box.model
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -31,18 +20,12 @@ def test_fused_metrics_equal_public_api_on_random_models(seed):
     for kind in DISTANCES:
         r = neighbourhood_metrics(model, P_tr, y_tr, P_te, y_te, kind, ks=(1, 2, 5, 11))
         for q, k in enumerate((1, 2, 5, 11)):
-            knn = SupervisedKNeighborsClassifier(kind=kind, n_neighbors=k, model=_Prefitted(_Box(model))).fit(P_tr, y_tr)
+            knn = SupervisedKNeighborsClassifier(kind=kind, n_neighbors=k, model=model, prefit=True).fit(P_tr, y_tr)
             assert r["agree"][q] == pytest.approx(local_agreement(knn, P_te), abs=1e-12)
             assert r["delta"][q] == pytest.approx(local_delta(knn, P_te), rel=1e-9)
             if k == 1:
                 assert (r["pred_index"] == np.searchsorted(knn.classes_, knn.predict(P_te))).all()
                 np.testing.assert_allclose(r["margin"], local_margin(knn, P_te, y_te, per_row=True), atol=1e-12)
-
-
-def test_ovr_auc_hard_scores_binary_is_balanced_accuracy():
-    y = np.array([0, 0, 0, 1, 1]); pred = np.array([0, 1, 0, 1, 0])
-    assert ovr_auc(y, np.eye(2)[pred]) == pytest.approx((2 / 3 + 1 / 2) / 2)
-    assert np.isnan(ovr_auc(np.zeros(3, int), np.eye(2)[[0, 1, 0]]))
 
 
 def test_fold_task_runs_and_matches_paper_layout():

@@ -1,21 +1,25 @@
-"""The public names of DESIGN.md are a contract: examples, docs and outside checks import them."""
+"""The public names are a contract: examples, docs and outside checks import them."""
 import importlib
+import subprocess
+import sys
 
 import pytest
 
 CONTRACT = {
+    "xai_geometry": ["Explanation"],
     "xai_geometry.datasets": ["load", "list_datasets"],
     "xai_geometry.naive_bayes.modl": ["discretization_cost", "grouping_cost", "MODLDiscretizer", "MODLGrouper", "MODLEncoder"],
     "xai_geometry.naive_bayes.classifier": ["WeightedNaiveBayes"],
     "xai_geometry.naive_bayes.shapley": ["shapley_values", "exact_shapley_values"],
     "xai_geometry.naive_bayes.geometry": ["embedding", "pairwise_distances"],
     "xai_geometry.naive_bayes.neighbors": ["SupervisedKNeighborsClassifier", "local_agreement", "local_delta", "local_margin"],
-    "xai_geometry.neuralized": ["NeuralizedSVM", "NeuralizedKNN", "NeuralizedKernelRegression", "NeuralizedMulticlassSVM"],
+    "xai_geometry.naive_bayes": ["explain", "WeightedNaiveBayes", "shapley_values", "SupervisedKNeighborsClassifier"],
+    "xai_geometry.neuralized": ["NeuralizedSVM", "NeuralizedKNN", "NeuralizedKernelRegression", "NeuralizedMulticlassSVM", "explain"],
     "xai_geometry.neuralized.flipping": ["flipping_curve", "aufc"],
-    "xai_geometry.gnb": ["GeneralizedNaiveBayes"],
+    "xai_geometry.gnb": ["GeneralizedNaiveBayes", "explain"],
     "xai_geometry.stats": ["friedman_nemenyi", "corrected_ttest", "holm"],
 }
-SUBPACKAGES = ["xai_geometry.naive_bayes", "xai_geometry.neuralized", "xai_geometry.gnb"]
+SUBPACKAGES = ["xai_geometry", "xai_geometry.naive_bayes", "xai_geometry.neuralized", "xai_geometry.gnb"]
 
 
 @pytest.mark.parametrize("module,names", sorted(CONTRACT.items()))
@@ -25,19 +29,22 @@ def test_contract_names_import(module, names):
 
 
 @pytest.mark.parametrize("pkg", SUBPACKAGES)
-def test_subpackages_reexport_their_names(pkg):
+def test_packages_list_their_names_in_a_real_all(pkg):
+    "Every name of `__all__` exists (so IDEs, type checkers and `import *` see them), and `import *` gives them."
     mod = importlib.import_module(pkg)
-    for name, sub in mod._EXPORTS.items():
-        assert getattr(mod, name) is getattr(importlib.import_module(f"{pkg}.{sub}"), name)
-    with pytest.raises(AttributeError, match="no attribute"): getattr(mod, "no_such_name")
+    assert mod.__all__, f"{pkg}.__all__ is empty"
+    for n in mod.__all__: assert hasattr(mod, n), f"{pkg}.{n} listed in __all__ but missing"
+    ns = {}
+    exec(f"from {pkg} import *", ns)
+    assert set(mod.__all__) <= set(ns)
+    with pytest.raises(AttributeError): getattr(mod, "no_such_name")
 
 
 def test_library_does_not_import_dev_tools():
-    import subprocess, sys
     code = ("import sys, xai_geometry, xai_geometry.cli, xai_geometry.datasets, xai_geometry.runner\n"
             "for p in ['naive_bayes', 'neuralized', 'gnb']:\n"
-            "    m = __import__('xai_geometry.' + p, fromlist=['_EXPORTS'])\n"
-            "    [getattr(m, n) for n in m._EXPORTS]\n"
+            "    m = __import__('xai_geometry.' + p, fromlist=['__all__'])\n"
+            "    [getattr(m, n) for n in m.__all__]\n"
             "bad = sorted(k for k in sys.modules if k.split('.')[0] in ('nbdev', 'fastcore', 'execnb'))\n"
             "assert not bad, bad\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

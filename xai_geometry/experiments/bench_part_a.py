@@ -11,16 +11,20 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from sklearn.datasets import make_classification
 from sklearn.model_selection import StratifiedKFold
+from sklearn.naive_bayes import BernoulliNB, CategoricalNB, ComplementNB, GaussianNB, MultinomialNB
 
 from ..datasets import load
 from ..naive_bayes.classifier import WeightedNaiveBayes
 from ..naive_bayes.neighbors import SupervisedKNeighborsClassifier
-from ..naive_bayes.shapley import shapley_values, log_odds_tables, prior_log_odds, log_odds_contributions
+from ..naive_bayes.shapley import (exact_shapley_values, explained_output, log_odds_contributions,
+                                              log_odds_tables, prior_log_odds, shapley_values)
 from ..runner import median_time, figures_dir
 
+
 # %% auto #0
-__all__ = ['bench']
+__all__ = ['sklearn_bench_data', 'bench']
 
 # %% ../../nbs/17_bench.ipynb #b52d145f
 def _log(progress, msg):
@@ -42,12 +46,65 @@ def _kernel_explainer_per_row(model, X_rows, X_background, n_rows, progress):
     return float(np.median(times)), np.concatenate(vals)
 
 
+
+def sklearn_bench_data(model, n_rows: int = 10_000, n_features: int = 14, seed: int = 0):
+    "(X, y): binary `make_classification` rows turned into what `model` takes (category codes, counts)."
+    X, y = make_classification(n_rows, n_features, n_informative=6, n_redundant=2, random_state=seed)
+    if isinstance(model, CategoricalNB): X = np.digitize(X, [-1, 0, 1]).astype(float)
+    elif isinstance(model, (MultinomialNB, ComplementNB)): X = np.round(2 * np.abs(X + 1))
+    return X, y
+
+
+def _sklearn_rows(repeats: int, quick: bool, progress) -> list[dict]:
+    "Exact Shapley values of scikit-learn's naive Bayes against shap's KernelExplainer on the same game, per row."
+    rows = []
+    for proto in (GaussianNB(), CategoricalNB(), BernoulliNB(), MultinomialNB(), ComplementNB()):
+        name = type(proto).__name__; gaussian = name == "GaussianNB"
+        X, y = sklearn_bench_data(proto)
+        model = proto.fit(X, y)
+        B = X[np.random.default_rng(1).choice(len(X), 100, replace=False)]         # the background of both
+        _log(progress, f"[{name}] exact Shapley values of {len(X)} x {X.shape[1]} rows")
+        t_ours, _ = median_time(lambda: shapley_values(model, X, background=B), repeats, warmup=1)
+        t_marg, _ = median_time(lambda: shapley_values(model, X), repeats, warmup=1)
+        phi = shapley_values(model, X[:3], background=B)[:, :, 1]
+        if gaussian or not quick:                                                    # 2^14 coalitions x 100 background rows
+            _log(progress, f"[{name}] enumeration of the 2^{X.shape[1]} coalitions on 3 rows")
+            enum = exact_shapley_values(model, X[:3], background=B)[:, :, 1]
+            enum_diff = float(np.abs(phi - enum).max())
+        else: enum_diff = np.nan
+        row = dict(ours_s=t_ours / len(X), repeats=repeats, enumeration_max_abs_diff=enum_diff,
+                   ours_training_marginals_s=t_marg / len(X), values_max_abs=float(np.abs(phi).max()))
+        try:
+            import shap  # optional dependency (the `compare` extra)
+        except ImportError:
+            _log(progress, "shap is not installed: KernelExplainer comparison skipped")
+            rows.append(dict(task=f"Shapley values per row, {name} ({len(X)} x {X.shape[1]}, binary log-odds)", peer="", **row))
+            continue
+        f = lambda Z: explained_output(model, Z)[:, 1]                              # the model's own logit
+        explainer = shap.KernelExplainer(f, B)
+        for label, nsamples, n_kernel in (("nsamples=auto", "auto", (2 if quick else 5) if gaussian else (1 if quick else 3)),
+                                          (f"nsamples=2^{X.shape[1]}, converged", 2 ** X.shape[1], 1)):
+            if quick and not gaussian and nsamples != "auto": continue
+            _log(progress, f"[{name}] shap.KernelExplainer ({label}) on {n_kernel} row(s)")
+            times, diffs = [], []
+            for i in range(n_kernel):
+                t0 = time.perf_counter()
+                sv = explainer.shap_values(X[i:i + 1], nsamples=nsamples, silent=True, **({} if nsamples == "auto" else {"l1_reg": False}))
+                times.append(time.perf_counter() - t0)
+                if i < 3: diffs.append(float(np.abs(np.asarray(sv).reshape(-1) - phi[i]).max()))
+            t_peer = float(np.median(times))
+            rows.append(dict(task=f"Shapley values per row, {name} ({len(X)} x {X.shape[1]}, binary log-odds)",
+                             peer=f"shap.KernelExplainer ({label}, 100 background rows)", peer_s=t_peer,
+                             speedup=t_peer / row["ours_s"], target=1e4 if gaussian else np.nan,
+                             max_abs_diff=max(diffs), peer_rows=n_kernel, **row))
+    return rows
+
 def bench(out_dir: Path | str | None = None,  # where bench_part_a.csv goes (default: figures/)
           repeats: int = 5,  # timed runs per measurement (medians reported)
           quick: bool = False,  # one repeat, 5,000 adult rows, 2 KernelExplainer rows
           progress: bool = True,
          ) -> pd.DataFrame:
-    "Time analytic Shapley values against Khiops and KernelExplainer, and 1-NN on letter; write bench_part_a.csv."
+    "Time analytic Shapley values against Khiops and KernelExplainer (ours and scikit-learn's naive Bayes), and 1-NN on letter; write bench_part_a.csv."
     from xai_geometry.khiops import khiops_available, run_khiops
     out_dir = figures_dir(out_dir)
     repeats = 1 if quick else repeats
@@ -108,6 +165,7 @@ def bench(out_dir: Path | str | None = None,  # where bench_part_a.csv goes (def
     rows.append(dict(task=f"1-NN shap geometry, letter fold 0 ({len(tr)} x {len(te)})", ours_s=t_knn, peer="target",
                      peer_s=20.0, speedup=20.0 / t_knn, target=1.0, max_abs_diff=np.nan, repeats=repeats,
                      accuracy=acc, model_fit_s=t_fit))
+    rows += _sklearn_rows(repeats, quick, progress)
     df = pd.DataFrame(rows)
     df.to_csv(Path(out_dir) / "bench_part_a.csv", index=False)
     return df

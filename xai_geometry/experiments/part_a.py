@@ -13,20 +13,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from scipy.special import logsumexp
-from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import StratifiedKFold
 
 from ..datasets import load
 from ..naive_bayes.classifier import WeightedNaiveBayes
 from ..naive_bayes.geometry import distance_tables, embedding_from_parts
 from ..runner import UsageError, figures_dir, run_tasks, select_datasets
-from ..stats import corrected_ttest, friedman_nemenyi, holm
+from ..stats import corrected_ttest, friedman_nemenyi, holm, macro_ovr_auc
 
 # %% auto #0
 __all__ = ['DATASETS', 'QUICK_DATASETS', 'DISTANCES', 'K_VALUES', 'K_VALUES_ADULT', 'SICK_NUMERIC', 'PAPER_TABLE2',
-           'PAPER_TABLE2_MEANS', 'PAPER_TABLE3', 'PAPER_TABLE3_MEANS', 'NAMES', 'VERSION', 'ovr_auc',
-           'neighbourhood_metrics', 'fit_backend', 'fold_task', 'table2', 'table3', 'pairwise_tests',
-           'critical_difference', 'reproduce']
+           'PAPER_TABLE2_MEANS', 'PAPER_TABLE3', 'PAPER_TABLE3_MEANS', 'NAMES', 'VERSION', 'neighbourhood_metrics',
+           'fit_backend', 'fold_task', 'table2', 'table3', 'pairwise_tests', 'critical_difference', 'reproduce']
 
 # %% ../../nbs/19_log_odds_experiments.ipynb #03cbbcb2
 DATASETS = ("adult", "heart", "letter", "mushroom", "pendigits", "phoneme", "pima", "segmentation",
@@ -57,16 +55,6 @@ PAPER_TABLE3 = pd.DataFrame(
 PAPER_TABLE3_MEANS = {"global": .5029, "shap": .5170, "snb": .5121}
 
 # %% ../../nbs/19_log_odds_experiments.ipynb #fa5b08f5
-def ovr_auc(y_idx: np.ndarray,  # (n,) true class indices
-            scores: np.ndarray,  # (n, J) scores (one-hot for a 1-NN)
-           ) -> float:
-    "Macro one-vs-rest AUC (scikit-learn's `roc_auc_score` per class), over the classes present with both labels."
-    J = scores.shape[1]
-    if J == 2: return float(roc_auc_score(y_idx == 1, scores[:, 1])) if 0 < (y_idx == 1).sum() < len(y_idx) else np.nan
-    aucs = [roc_auc_score(y_idx == j, scores[:, j]) for j in range(J) if 0 < (y_idx == j).sum() < len(y_idx)]
-    return float(np.mean(aucs)) if aucs else np.nan
-
-
 def _groups(model, P, y_idx, kind):
     "Training rows grouped by their parts on the variables of non-zero weight: everything the metrics need per group."
     # every distance and posterior ignores variables of weight 0: rows equal on the others coincide
@@ -74,7 +62,7 @@ def _groups(model, P, y_idx, kind):
     _, gfirst, g_of_row = np.unique(P[:, used], axis=0, return_index=True, return_inverse=True)
     g_of_row = g_of_row.ravel()
     G = len(gfirst); n = len(P)
-    parts = P[gfirst]; lp = model._predict_log_proba_parts(parts); J = lp.shape[1]
+    parts = P[gfirst]; lp = model.log_proba_from_parts(parts); J = lp.shape[1]
     size = np.bincount(g_of_row, minlength=G)
     counts = np.zeros((G, J)); np.add.at(counts, (g_of_row, y_idx), 1)
     first_row = np.full(G, n); np.minimum.at(first_row, g_of_row, np.arange(n))
@@ -121,7 +109,7 @@ def neighbourhood_metrics(model,  # fitted WeightedNaiveBayes (ours or `from_khi
     G = len(g["size"]); n = len(P_train)
     if kmax > n: raise ValueError(f"k = {kmax} exceeds the {n} training rows")
     Ut, tinv = np.unique(P_test, axis=0, return_inverse=True); tinv = tinv.ravel()
-    lp_t = model._predict_log_proba_parts(Ut); pred_t = lp_t.argmax(1)
+    lp_t = model.log_proba_from_parts(Ut); pred_t = lp_t.argmax(1)
     # d(D, D') = sum_m T_m[i_m, i'_m] as one matrix product: rows of the tables times one-hot parts
     tabs = distance_tables(model, kind)
     offs = np.concatenate([[0], np.cumsum([t.shape[0] for t in tabs])]).astype(np.int64)
@@ -129,8 +117,8 @@ def neighbourhood_metrics(model,  # fitted WeightedNaiveBayes (ours or `from_khi
     B = np.zeros((G, int(offs[-1])))
     for m in range(len(tabs)): B[np.arange(G), offs[m] + g["parts"][:, m]] = 1.0
     if kind == "global":
-        ev_t = J * logsumexp(model._joint_log_likelihood_parts(Ut), axis=1)
-        ev_g = J * logsumexp(model._joint_log_likelihood_parts(g["parts"]), axis=1)
+        ev_t = J * logsumexp(model.joint_log_proba_from_parts(Ut), axis=1)
+        ev_g = J * logsumexp(model.joint_log_proba_from_parts(g["parts"]), axis=1)
     T = len(Ut)
     nn_row = np.empty(T, dtype=np.int64); votes = np.empty((T, J)); dcls = np.full((T, J), np.inf)
     agree = np.empty((T, len(ks))); delta = np.empty((T, len(ks))); n_slow = 0
@@ -214,13 +202,13 @@ def _read(dataset: str, reading: str = "native"):
 
 
 def fit_backend(X: pd.DataFrame, y: pd.Series, backend: str = "ours", X_test=None) -> WeightedNaiveBayes:
-    "The weighted naive Bayes of a backend: ours (`WeightedNaiveBayes().fit`) or Khiops' (`run_khiops` + `from_khiops`)."
+    "The weighted naive Bayes of a backend: ours (`WeightedNaiveBayes().fit`) or Khiops' (`run_khiops` + `from_khiops`, labels mapped back)."
     if backend == "ours": return WeightedNaiveBayes().fit(X, y)
     if backend != "khiops": raise ValueError(f"backend must be 'ours' or 'khiops', got {backend!r}")
     from xai_geometry.khiops import run_khiops
     with tempfile.TemporaryDirectory(prefix="xai_part_a_") as tmp:
         run_khiops(X, y, X_test=X.iloc[:1] if X_test is None else X_test, shapley=False, workdir=tmp)
-        return WeightedNaiveBayes.from_khiops(Path(tmp) / "AnalysisResults.model.kdic")
+        return WeightedNaiveBayes.from_khiops(Path(tmp) / "AnalysisResults.model.kdic", classes=np.unique(y))
 
 
 def fold_task(dataset: str,  # a name of DATASETS
@@ -235,7 +223,6 @@ def fold_task(dataset: str,  # a name of DATASETS
     t0 = time.perf_counter()
     X, y = _read(dataset, reading)
     tr, te = list(StratifiedKFold(n_splits=n_splits, shuffle=True, random_state=seed).split(X, y))[fold]
-    if backend == "khiops": y = y.astype(str).str.strip()   # Khiops' dictionary holds the labels as trimmed strings
     model = fit_backend(X.iloc[tr], y.iloc[tr], backend, X.iloc[te])
     t_fit = time.perf_counter() - t0
     cls = model.classes_
@@ -243,18 +230,18 @@ def fold_task(dataset: str,  # a name of DATASETS
     y_tr = np.array([index[c] for c in y.iloc[tr]], dtype=np.int64)
     y_te = np.array([index.get(c, -1) for c in y.iloc[te]], dtype=np.int64)   # -1: a class absent from training
     P_tr = model.part_indices(X.iloc[tr]); P_te = model.part_indices(X.iloc[te])
-    lp = model._predict_log_proba_parts(P_te)
+    lp = model.log_proba_from_parts(P_te)
     J = len(cls)
     rows = [dict(dataset=dataset, fold=fold, seed=seed, backend=backend, reading=reading, distance="model",
-                 acc=float((lp.argmax(1) == y_te).mean()), auc=ovr_auc(y_te, np.exp(lp)),
+                 acc=float((lp.argmax(1) == y_te).mean()), auc=macro_ovr_auc(y_te, np.exp(lp)),
                  n_train=len(tr), n_test=len(te), n_selected=int((model.weights_ > 0).sum()))]
     diag = []
     for kind in DISTANCES:
         r = neighbourhood_metrics(model, P_tr, y_tr, P_te, y_te, kind, ks)
         onehot = np.eye(J)[r["pred_index"]]
         rows.append(dict(dataset=dataset, fold=fold, seed=seed, backend=backend, reading=reading, distance=kind,
-                         acc=float((r["pred_index"] == y_te).mean()), auc=ovr_auc(y_te, onehot),
-                         acc_vote=float((r["scores_vote"].argmax(1) == y_te).mean()), auc_vote=ovr_auc(y_te, r["scores_vote"]),
+                         acc=float((r["pred_index"] == y_te).mean()), auc=macro_ovr_auc(y_te, onehot),
+                         acc_vote=float((r["scores_vote"].argmax(1) == y_te).mean()), auc_vote=macro_ovr_auc(y_te, r["scores_vote"]),
                          margin=float(np.nanmean(r["margin"])),
                          margin_no_ties=float(np.nanmean(np.where(r["both_zero"], np.nan, r["margin"]))),
                          share_both_zero=float(r["both_zero"].mean()), n_train=len(tr), n_test=len(te),

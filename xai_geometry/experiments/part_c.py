@@ -6,14 +6,19 @@
 from __future__ import annotations
 
 import time
+from numbers import Integral, Real
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from scipy import special
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from ..base import JointLogLikelihoodClassifier
+from ..gnb.information import scale_exponents, to_unit_scale
+from ..validation import check_features, check_target
 
 # %% auto #0
 __all__ = ['METHODS', 'DATASETS', 'QUICK_DATASETS', 'REDUCTION_DATASETS', 'CURVE_METHODS', 'KernelDensityNaiveBayes',
@@ -23,25 +28,7 @@ __all__ = ['METHODS', 'DATASETS', 'QUICK_DATASETS', 'REDUCTION_DATASETS', 'CURVE
            'reproduce']
 
 # %% ../../nbs/39_gnb_experiments.ipynb #44446461
-class _JointLogLikelihoodClassifier(ClassifierMixin, BaseEstimator):
-    "Base of the two naive-Bayes-type baselines (as scikit-learn's naive_bayes): predictions from one hook, `_joint_log_likelihood(X) -> (n, K)` on validated X."
-    def predict_log_proba(self, X) -> np.ndarray:
-        "(n, K) log posteriors."
-        check_is_fitted(self)
-        J = self._joint_log_likelihood(validate_data(self, X, reset=False, dtype=np.float64))
-        return J - special.logsumexp(J, axis=1, keepdims=True)
-
-    def predict_proba(self, X) -> np.ndarray:
-        "(n, K) posteriors."
-        return np.exp(self.predict_log_proba(X))
-
-    def predict(self, X) -> np.ndarray:
-        "(n,) most probable class."
-        check_is_fitted(self)
-        J = self._joint_log_likelihood(validate_data(self, X, reset=False, dtype=np.float64))
-        return self.classes_[np.argmax(J, axis=1)]
-
-class KernelDensityNaiveBayes(_JointLogLikelihoodClassifier):
+class KernelDensityNaiveBayes(JointLogLikelihoodClassifier):
     """Naive Bayes with one Gaussian kernel density per (class, feature), Scott's bandwidth.
 
     log p(y_k, x) = log p(y_k) + sum_s log f_ks(x_s), f_ks(t) = 1/(n_k h_ks) sum_i phi((t - x_is)/h_ks),
@@ -54,16 +41,21 @@ class KernelDensityNaiveBayes(_JointLogLikelihoodClassifier):
     chunk_size : int
         Bound on rows x training points x features held at once (memory).
 
-    Attributes: classes_ (K,), class_log_prior_ (K,), bandwidth_ (K, d), n_features_in_, feature_names_in_.
-    Delegated: log-sum-exp to scipy.special; input checks to sklearn's validate_data.
+    Attributes: classes_ (K,), class_log_prior_ (K,), bandwidth_ (K, d) (in the units of X), n_features_in_,
+    feature_names_in_. Scale-safe: fitted in a power-of-two unit scale per column (as the GNB densities).
+    Delegated: log-sum-exp to scipy.special; predictions to `xai_geometry.base.JointLogLikelihoodClassifier`.
     """
+    _parameter_constraints: dict = {"min_bandwidth": [Interval(Real, 0, None, closed="neither")],
+                                    "chunk_size": [Interval(Integral, 1, None, closed="left")]}
+
     def __init__(self, *, min_bandwidth: float = 1e-3, chunk_size: int = 4_000_000):
         self.min_bandwidth, self.chunk_size = min_bandwidth, chunk_size
 
     def fit(self, X, y):
         "Store the training rows of each class and the bandwidths. Returns self."
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        check_classification_targets(y)
+        self._validate_params()
+        X = check_features(self, X, reset=True); y = check_target(y, len(X))
+        self.exponents_ = scale_exponents(X); X = to_unit_scale(X, self.exponents_)
         self.classes_, codes = np.unique(y, return_inverse=True)
         K = len(self.classes_)
         counts = np.bincount(codes, minlength=K)
@@ -71,20 +63,24 @@ class KernelDensityNaiveBayes(_JointLogLikelihoodClassifier):
         scale = X.std(0); scale = np.where(scale > 0, scale, 1.0)
         self.data_ = [X[codes == k] for k in range(K)]
         sd = np.array([Xk.std(0, ddof=1) if len(Xk) > 1 else np.zeros(X.shape[1]) for Xk in self.data_])  # (K, d)
-        self.bandwidth_ = np.maximum(sd * counts[:, None] ** (-0.2), self.min_bandwidth * scale[None, :])
+        self._h = np.maximum(sd * counts[:, None] ** (-0.2), self.min_bandwidth * scale[None, :])  # unit scale
+        self.bandwidth_ = np.ldexp(self._h, self.exponents_)
         return self
 
-    def _joint_log_likelihood(self, X) -> np.ndarray:
+    def predict_joint_log_proba(self, X) -> np.ndarray:
+        "(n, K) log p(y_k) + sum_s log f_ks(x_s)."
+        check_is_fitted(self)
+        X = to_unit_scale(check_features(self, X, reset=False), self.exponents_)
         n, d = X.shape
         J = np.tile(self.class_log_prior_, (n, 1))
         for k, Xk in enumerate(self.data_):  # loop over classes and row blocks; rows x points x features vectorized
-            h = self.bandwidth_[k]
+            h = self._h[k]
             b = max(1, self.chunk_size // max(1, Xk.size))
             norm = -d * np.log(len(Xk)) - np.log(h).sum() - 0.5 * d * np.log(2 * np.pi)  # one 1/(n_k h) per feature
             for lo in range(0, n, b):
                 u = (X[lo:lo + b, None, :] - Xk[None, :, :]) / h  # (b, n_k, d)
                 J[lo:lo + b, k] += special.logsumexp(-0.5 * u * u, axis=1).sum(1) + norm
-        return J
+        return J - np.log(2.0) * float(self.exponents_.sum())  # back to the units of X
 
 # %% ../../nbs/39_gnb_experiments.ipynb #36424618
 def quantile_bins(X: np.ndarray,  # (n, d) training data
@@ -121,7 +117,7 @@ def discrete_conditional_mutual_information(B: np.ndarray,  # (n, d) integer cod
     np.fill_diagonal(W, 0.0)
     return np.maximum(W, 0.0)
 
-class TreeAugmentedNaiveBayes(_JointLogLikelihoodClassifier):
+class TreeAugmentedNaiveBayes(JointLogLikelihoodClassifier):
     """Tree-augmented naive Bayes (Friedman, Geiger & Goldszmidt 1997) on equal-frequency bins.
 
     Features are cut into `n_bins` quantile bins (learned on the training data); the tree is the
@@ -131,18 +127,20 @@ class TreeAugmentedNaiveBayes(_JointLogLikelihoodClassifier):
 
     Attributes: classes_, cuts_ (d arrays), edges_ (Kruskal order), parent_ (d,) (-1: root),
     log_tables_ (list of (K, L_parent, L_j) arrays; the root's L_parent = 1), edge_weights_ (d, d).
-    Delegated: the spanning tree to scipy.sparse.csgraph (via `xai_geometry.gnb.structure`).
+    Delegated: the spanning tree to scipy.sparse.csgraph (via `xai_geometry.gnb.structure`); predictions to
+    `xai_geometry.base.JointLogLikelihoodClassifier`.
     """
+    _parameter_constraints: dict = {"n_bins": [Interval(Integral, 2, None, closed="left")],
+                                    "alpha": [Interval(Real, 0, None, closed="neither")]}
+
     def __init__(self, *, n_bins: int = 5, alpha: float = 1.0):
         self.n_bins, self.alpha = n_bins, alpha
 
     def fit(self, X, y):
         "Bins, tree and smoothed conditional tables. Returns self."
         from xai_geometry.gnb.structure import maximum_spanning_tree
-        if not (isinstance(self.n_bins, (int, np.integer)) and self.n_bins >= 2): raise ValueError(f"n_bins must be an integer >= 2, got {self.n_bins!r}")
-        if not self.alpha > 0: raise ValueError(f"alpha must be > 0, got {self.alpha!r}")
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        check_classification_targets(y)
+        self._validate_params()
+        X = check_features(self, X, reset=True); y = check_target(y, len(X))
         self.classes_, codes = np.unique(y, return_inverse=True)
         K, d = len(self.classes_), X.shape[1]
         counts = np.bincount(codes, minlength=K)
@@ -169,8 +167,10 @@ class TreeAugmentedNaiveBayes(_JointLogLikelihoodClassifier):
             self.log_tables_.append(np.log(N + self.alpha) - np.log(N.sum(-1, keepdims=True) + self.alpha * L[j]))
         return self
 
-    def _joint_log_likelihood(self, X) -> np.ndarray:
-        B = bin_codes(X, self.cuts_)
+    def predict_joint_log_proba(self, X) -> np.ndarray:
+        "(n, K) log p(y) + sum_j log p(x_j | x_pa(j), y) on the bins."
+        check_is_fitted(self)
+        B = bin_codes(check_features(self, X, reset=False), self.cuts_)
         J = np.tile(self.class_log_prior_, (len(B), 1))
         for j, T in enumerate(self.log_tables_):  # loop over features; rows and classes by table look-up
             bp = np.zeros(len(B), dtype=int) if self.parent_[j] < 0 else B[:, self.parent_[j]]
@@ -183,12 +183,12 @@ class _RefitModelClassifier(ClassifierMixin, BaseEstimator):
     def predict_proba(self, X) -> np.ndarray:
         "(n, K) probabilities of the fitted `model_`."
         check_is_fitted(self)
-        return self.model_.predict_proba(validate_data(self, X, reset=False, dtype=np.float64))
+        return self.model_.predict_proba(check_features(self, X, reset=False))
 
     def predict(self, X) -> np.ndarray:
         "(n,) labels of the fitted `model_`."
         check_is_fitted(self)
-        return self.model_.predict(validate_data(self, X, reset=False, dtype=np.float64))
+        return self.model_.predict(check_features(self, X, reset=False))
 
 class InnerCVClassifier(_RefitModelClassifier):
     """Standardize, then logistic regression or RBF SVM with hyper-parameters chosen by an inner CV.
@@ -221,8 +221,7 @@ class InnerCVClassifier(_RefitModelClassifier):
         "Inner grid search, then refit on all rows. Returns self."
         from sklearn.base import clone
         from sklearn.model_selection import GridSearchCV, StratifiedKFold, train_test_split
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        check_classification_targets(y)
+        X = check_features(self, X, reset=True); y = check_target(y, len(X))
         self.classes_ = np.unique(y)
         pipe, grid = self._pipeline_and_grid(X.shape[1])
         idx = np.arange(len(X))
@@ -248,7 +247,7 @@ def prefix_predictions(model, X, max_edges: int | None = None, isolated: str = "
     m = len(full.edges) if max_edges is None else min(max_edges, len(full.edges))
     structs = [full.prefix(t, isolated) for t in range(m + 1)]
     sets, coef = structure_coefficients(structs)
-    L = model.densities_.log_density(np.asarray(X, dtype=float), sets)  # (n, K, n_sets)
+    L = model.densities_.log_density(check_features(model, X, reset=False), sets)  # (n, K, n_sets)
     J = np.einsum("nks,st->ntk", L, coef) + np.log(model.class_prior_)[None, None, :]
     return model.classes_[J.argmax(-1)]
 
@@ -275,8 +274,7 @@ class SubsampledReducedGNB(_RefitModelClassifier):
         from sklearn.metrics import f1_score
         from sklearn.model_selection import train_test_split
         from xai_geometry.gnb.classifier import GeneralizedNaiveBayes
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        check_classification_targets(y)
+        X = check_features(self, X, reset=True); y = check_target(y, len(X))
         full = GeneralizedNaiveBayes(dependence=self.dependence, random_state=self.random_state).fit(X, y)
         self.classes_ = full.classes_
         idx = np.arange(len(X))
@@ -457,7 +455,7 @@ def reproduce(out_dir: Path | None = None,  # where CSVs and figures go (default
     sfx = "_quick" if quick else ""
     tasks = [dict(dataset=d, fold=f, n_folds=n_folds, curve=quick or d in REDUCTION_DATASETS)
              for d in sorted(datasets, key=_cost, reverse=True) for f in range(n_folds)]  # largest first: better packing
-    res = run_tasks(run_fold, tasks, cache_dir=cache_dir, n_jobs=n_jobs, desc="part C folds", version="3", progress=progress)
+    res = run_tasks(run_fold, tasks, cache_dir=cache_dir, n_jobs=n_jobs, desc="part C folds", version="4", progress=progress)
     folds = pd.DataFrame([r for t in res for r in t["rows"]])
     folds["dataset"] = pd.Categorical(folds["dataset"], [d for d in datasets]); folds = folds.sort_values(["dataset", "fold"], kind="stable")
     folds["dataset"] = folds["dataset"].astype(str)

@@ -5,16 +5,21 @@
 # %% ../../nbs/32_classifier.ipynb #c50357ea
 from __future__ import annotations
 
+from numbers import Integral, Real
+
 import numpy as np
 from scipy import special
-from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.metrics import f1_score
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from ..base import JointLogLikelihoodClassifier
+from ..validation import check_features, check_target
 
 from .information import (DEPENDENCES, MAX_ABS_CORRELATION, MIN_CLASS_SIZE, GaussianMargins,
                                           KernelMargins, _pooled_within_std, class_correlations,
-                                          class_mutual_information, conditional_mutual_information, own_class_scores)
+                                          class_mutual_information, conditional_mutual_information, own_class_scores,
+                                          rank_normal_scores, scale_exponents, to_unit_scale)
 from .structure import GNBStructure, learn_k_structure, learn_structure
 
 # %% auto #0
@@ -23,13 +28,20 @@ __all__ = ['structure_coefficients', 'GeneralizedNaiveBayes']
 # %% ../../nbs/32_classifier.ipynb #80aa7ec8
 _CHUNK = 2048  # rows per block when evaluating densities
 
+_MAX_UNIT_SCALE = 1e150  # |x| / 2^e beyond this: squares overflow, the densities cannot be evaluated
+
 class _Densities:
-    "Fitted per-class densities of a dependence model; `log_density(X, sets) -> (n, K, len(sets))`."
+    """Fitted per-class densities of a dependence model; `log_density(X, sets) -> (n, K, len(sets))`.
+
+    Scale-safe: every column is divided by a power of two, 2^e_j <= max |x_j| < 2^(e_j + 1) on the
+    training rows (exact, `to_unit_scale`), the densities are fitted and evaluated in that unit scale,
+    and the Jacobian -sum_{s in S} e_s log 2 brings log p(x_S | y) back to the original units."""
     def __init__(self, dependence, var_smoothing=1e-9, max_abs_correlation=MAX_ABS_CORRELATION):
         self.dependence, self.var_smoothing, self.max_abs_correlation = dependence, var_smoothing, max_abs_correlation
 
     def fit(self, X, codes, K):
         self.K = K
+        self.exponents_ = scale_exponents(X); X = to_unit_scale(X, self.exponents_)
         if self.dependence == "nonparametric":
             self.floor_ = 1e-3 * _pooled_within_std(X, codes, K)
             pooled_cov = np.diag(_pooled_within_std(X, codes, K) ** 2)
@@ -39,15 +51,26 @@ class _Densities:
                 cov = np.atleast_2d(np.cov(Xk, rowvar=False)) if len(Xk) >= MIN_CLASS_SIZE else pooled_cov
                 self.cov_.append(cov + np.diag(self.floor_ ** 2))
             return self
-        self.margins_ = (GaussianMargins(self.var_smoothing) if self.dependence == "gaussian" else KernelMargins()).fit(X, codes, K)
-        self.R_ = class_correlations(own_class_scores(self.margins_, X, codes), codes, K, self.max_abs_correlation)
+        if self.dependence == "gaussian":
+            self.margins_ = GaussianMargins(self.var_smoothing).fit(X, codes, K, self.exponents_)
+            Z = own_class_scores(self.margins_, X, codes)  # standardized values: R is Pearson's correlation
+        else:  # kernel margins for the densities; the copula correlation from within-class ranks only
+            self.margins_ = KernelMargins().fit(X, codes, K)
+            Z = rank_normal_scores(X, codes, K)
+        self.R_ = class_correlations(Z, codes, K, self.max_abs_correlation)
         return self
 
     def log_density(self, X, sets) -> np.ndarray:
+        X = to_unit_scale(np.asarray(X, dtype=float), self.exponents_)
+        big = np.abs(X).max(0) > _MAX_UNIT_SCALE if len(X) else np.zeros(X.shape[1], bool)
+        if big.any():
+            raise ValueError(f"X: column(s) {np.flatnonzero(big).tolist()[:10]} hold values more than 1e150 times the "
+                             f"largest training value; their densities cannot be evaluated")
         out = np.zeros((len(X), self.K, len(sets)))
         for lo in range(0, len(X), _CHUNK):
             out[lo:lo + _CHUNK] = self._block(X[lo:lo + _CHUNK], sets)
-        return out
+        jac = np.array([np.log(2.0) * float(self.exponents_[list(S)].sum()) for S in sets])  # log of prod_s 2^e_s
+        return out - jac
 
     def _block(self, X, sets):
         n, K = len(X), self.K
@@ -107,7 +130,7 @@ def structure_coefficients(structures: list[GNBStructure]) -> tuple[list[tuple[i
     return list(index), coef
 
 # %% ../../nbs/32_classifier.ipynb #52e86041
-class GeneralizedNaiveBayes(ClassifierMixin, BaseEstimator):
+class GeneralizedNaiveBayes(JointLogLikelihoodClassifier):
     """Generalized naive Bayes for continuous features (naive Bayes + an optimal tree of pairwise dependencies).
 
     Parameters
@@ -135,6 +158,8 @@ class GeneralizedNaiveBayes(ClassifierMixin, BaseEstimator):
         k of the KSG estimator ("nonparametric" weights).
     random_state : int or None
         Tie-breaking of ranks (nonparametric) and the validation split.
+    n_jobs : int or None
+        Threads for the nonparametric weights (joblib's convention: None = 1, -1 = all cores).
 
     Attributes
     ----------
@@ -144,36 +169,49 @@ class GeneralizedNaiveBayes(ClassifierMixin, BaseEstimator):
     weight_ : W of structure_ ; reduction_scores_ : F1 of each reduced model (if reduction) ;
     n_features_in_, feature_names_in_.
 
+    Every option is checked at `fit` (scikit-learn's `_parameter_constraints`; the error names it), X and y
+    by `xai_geometry.validation` (a DataFrame is matched by column name; NaN and infinity are refused).
+    Scale-safe: the densities are fitted in a power-of-two unit scale per column (see `_Densities`).
     Delegated: spanning tree to scipy.sparse.csgraph, KSG neighbour search to scipy.spatial.cKDTree,
-    I(Y; X_s) (nonparametric) to sklearn's mutual_info_classif, input checks to sklearn's validate_data.
+    I(Y; X_s) (nonparametric) to sklearn's mutual_info_classif; predict, predict_proba and
+    predict_log_proba come from `xai_geometry.base.JointLogLikelihoodClassifier`.
     """
+    _parameter_constraints: dict = {
+        "dependence": [StrOptions(set(DEPENDENCES))],
+        "k": [Interval(Integral, 3, None, closed="left")],
+        "n_edges": [Interval(Integral, 0, None, closed="left"), None],
+        "reduction": [StrOptions({"f1"}), None],
+        "isolated": [StrOptions({"naive_bayes", "drop"})],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither"), None],
+        "var_smoothing": [Interval(Real, 0, None, closed="neither")],
+        "max_abs_correlation": [Interval(Real, 0, 1, closed="neither")],
+        "n_neighbors": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+        "n_jobs": [Integral, None],
+    }
+
     def __init__(self, *, dependence: str = "gaussian", k: int = 3, n_edges: int | None = None,
                  reduction: str | None = None, isolated: str = "naive_bayes",
                  validation_fraction: float | None = None, var_smoothing: float = 1e-9,
-                 max_abs_correlation: float = MAX_ABS_CORRELATION, n_neighbors: int = 4, random_state=None):
+                 max_abs_correlation: float = MAX_ABS_CORRELATION, n_neighbors: int = 4, random_state=None,
+                 n_jobs: int | None = None):
         self.dependence, self.k, self.n_edges, self.reduction = dependence, k, n_edges, reduction
         self.isolated, self.validation_fraction, self.var_smoothing = isolated, validation_fraction, var_smoothing
         self.max_abs_correlation, self.n_neighbors, self.random_state = max_abs_correlation, n_neighbors, random_state
+        self.n_jobs = n_jobs
 
     def _check_params(self):
-        if self.dependence not in DEPENDENCES: raise ValueError(f"dependence must be one of {DEPENDENCES}, got {self.dependence!r}")
-        if not (isinstance(self.k, (int, np.integer)) and self.k >= 3): raise ValueError(f"k must be an integer >= 3, got {self.k!r}")
+        "Options one by one (`_parameter_constraints`), then the one combination that is not available."
+        self._validate_params()
         if self.k > 3 and self.dependence == "nonparametric":
-            raise ValueError("k >= 4 is available for dependence 'gaussian' and 'gaussian_copula' only")
-        if self.n_edges is not None and not (isinstance(self.n_edges, (int, np.integer)) and self.n_edges >= 0):
-            raise ValueError(f"n_edges must be a non-negative integer or None, got {self.n_edges!r}")
-        if self.reduction not in (None, "f1"): raise ValueError(f"reduction must be None or 'f1', got {self.reduction!r}")
-        if self.isolated not in ("naive_bayes", "drop"): raise ValueError(f"isolated must be 'naive_bayes' or 'drop', got {self.isolated!r}")
-        vf = self.validation_fraction
-        if vf is not None and not (0 < vf < 1): raise ValueError(f"validation_fraction must be in (0, 1) or None, got {vf!r}")
-        if not (0 < self.max_abs_correlation < 1): raise ValueError("max_abs_correlation must be in (0, 1)")
+            raise ValueError(f"k = {self.k}: k >= 4 is available for dependence 'gaussian' and 'gaussian_copula' only")
 
     def _learn(self, X, codes, K, priors):
         "Densities, weights and the full structure on (X, codes)."
         dens = _Densities(self.dependence, self.var_smoothing, self.max_abs_correlation).fit(X, codes, K)
         y = codes
         if self.dependence == "nonparametric":
-            W = conditional_mutual_information(X, y, "nonparametric", self.n_neighbors, self.random_state)
+            W = conditional_mutual_information(X, y, "nonparametric", self.n_neighbors, self.random_state, n_jobs=self.n_jobs)
         else:  # the same correlations the densities use
             from xai_geometry.gnb.information import gaussian_cmi_from_correlations
             W = gaussian_cmi_from_correlations(dens.R_, priors)
@@ -184,8 +222,8 @@ class GeneralizedNaiveBayes(ClassifierMixin, BaseEstimator):
     def fit(self, X, y):
         "Learn densities, edge weights, the structure and (optionally) the reduced model. Returns self."
         self._check_params()
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        check_classification_targets(y)
+        X = check_features(self, X, reset=True)
+        y = check_target(y, len(X))
         self.classes_, codes = np.unique(y, return_inverse=True)
         K = len(self.classes_); counts = np.bincount(codes, minlength=K)
         priors = counts / counts.sum()
@@ -237,30 +275,15 @@ class GeneralizedNaiveBayes(ClassifierMixin, BaseEstimator):
         return L @ self._coef[:, 0] + np.log(self.class_prior_)[None, :]
 
     def predict_joint_log_proba(self, X) -> np.ndarray:
-        "(n, K) log p_GNB(y_k, x) of the learned structure."
+        "(n, K) log p_GNB(y_k, x) of the learned structure (X: the fitted columns; a DataFrame is matched by name)."
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        return self._joint_log_likelihood(X)
-
-    def predict_log_proba(self, X) -> np.ndarray:
-        "(n, K) normalized log posteriors (logsumexp over classes)."
-        J = self.predict_joint_log_proba(X)
-        return J - special.logsumexp(J, axis=1, keepdims=True)
-
-    def predict_proba(self, X) -> np.ndarray:
-        "(n, K) posterior probabilities, rows summing to 1."
-        return np.exp(self.predict_log_proba(X))
-
-    def predict(self, X) -> np.ndarray:
-        "(n,) the class with the largest GNB log-likelihood."
-        J = self.predict_joint_log_proba(X)
-        return self.classes_[np.argmax(J, axis=1)]
+        return self._joint_log_likelihood(check_features(self, X, reset=False))
 
     def plot_diagnostics(self, X, y, max_pairs: int = 4, names=None):
         "Correctly and wrongly classified points on the structure's first feature pairs; returns the figure."
         import matplotlib.pyplot as plt
         check_is_fitted(self)
-        Xa = validate_data(self, X, reset=False, dtype=np.float64)
+        Xa = check_features(self, X, reset=False)
         ok = self.predict(X) == np.asarray(y)
         pairs = self.structure_.edges[:max_pairs] or [(0, 0)]
         names = list(names) if names is not None else list(getattr(self, "feature_names_in_", [f"x{i}" for i in range(Xa.shape[1])]))

@@ -5,14 +5,21 @@
 # %% ../../nbs/30_information.ipynb #8d4a97fb
 from __future__ import annotations
 
+import warnings
+from numbers import Integral, Real
+
 import numpy as np
 from scipy import special, stats
 from scipy.spatial import cKDTree
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ..validation import check_params, check_target
 
 # %% auto #0
-__all__ = ['MAX_ABS_CORRELATION', 'MIN_CLASS_SIZE', 'DEPENDENCES', 'encode_classes', 'class_correlations',
-           'gaussian_cmi_from_correlations', 'GaussianMargins', 'KernelMargins', 'within_class_ranks',
-           'ksg_mutual_information', 'fit_margins', 'own_class_scores', 'conditional_mutual_information',
+__all__ = ['MAX_ABS_CORRELATION', 'MIN_CLASS_SIZE', 'NONPARAMETRIC_WARN_SECONDS', 'DEPENDENCES', 'encode_classes',
+           'scale_exponents', 'to_unit_scale', 'class_correlations', 'gaussian_cmi_from_correlations',
+           'GaussianMargins', 'KernelMargins', 'rank_normal_scores', 'within_class_ranks', 'ksg_mutual_information',
+           'ksg_all_pairs', 'fit_margins', 'own_class_scores', 'conditional_mutual_information',
            'class_mutual_information']
 
 # %% ../../nbs/30_information.ipynb #2cd5a044
@@ -24,13 +31,25 @@ def encode_classes(y) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     classes, codes, counts = np.unique(np.asarray(y), return_inverse=True, return_counts=True)
     return classes, codes.ravel(), counts / counts.sum()
 
-def _check_X(X) -> np.ndarray:
-    X = np.asarray(X, dtype=float)
-    if X.ndim != 2: raise ValueError(f"X must be 2-D (n_samples, n_features), got shape {X.shape}")
+def _check_X(X, name: str = "X") -> np.ndarray:
+    "A finite 2-D float array with at least one row and one column (errors name the argument and the columns)."
+    try: X = np.asarray(X, dtype=float)
+    except (TypeError, ValueError) as e: raise ValueError(f"{name} must be numeric: {e}") from None
+    if X.ndim != 2: raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {X.shape}")
+    if X.shape[0] == 0 or X.shape[1] == 0: raise ValueError(f"{name} must have at least one row and one column, got shape {X.shape}")
     if not np.isfinite(X).all():
         bad = np.flatnonzero(~np.isfinite(X).all(0))
-        raise ValueError(f"X contains NaN or infinity in column(s) {bad.tolist()[:10]}")
+        raise ValueError(f"{name} contains NaN or infinity in column(s) {bad.tolist()[:10]}")
     return X
+
+def scale_exponents(X: np.ndarray) -> np.ndarray:
+    "(d,) integers e with 2^e <= max |x_j| < 2^(e+1) (0 for an all-zero column): X * 2^-e lies in (-2, 2)."
+    m = np.abs(X).max(0) if len(X) else np.zeros(X.shape[1])
+    return np.where(m > 0, np.frexp(m)[1] - 1, 0).astype(np.int64)
+
+def to_unit_scale(X: np.ndarray, exponents: np.ndarray) -> np.ndarray:
+    "X * 2^-e column by column: exact (a power of two), so order, ties and ratios are kept bit for bit."
+    return np.ldexp(X, -exponents)
 
 def _pooled_within_std(X, codes, K) -> np.ndarray:
     "Pooled within-class standard deviation of each feature, (d,); 1 where it is 0."
@@ -74,15 +93,28 @@ def gaussian_cmi_from_correlations(R: np.ndarray,  # (K, d, d) within-class corr
 
 # %% ../../nbs/30_information.ipynb #bc64715c
 class GaussianMargins:
-    "Per-class Gaussian margins: `mean_` and `var_` of shape (K, d)."
+    """Per-class Gaussian margins: `mean_` and `var_` of shape (K, d).
+
+    `fit(X, codes, K, exponents)` takes X in unit scale (`to_unit_scale`, column j divided by 2^e_j);
+    the smoothing is scikit-learn's GaussianNB's in the original units, var_smoothing times the largest
+    original variance, carried to each column's unit scale exactly (powers of two)."""
     def __init__(self, var_smoothing: float = 1e-9): self.var_smoothing = var_smoothing
 
-    def fit(self, X, codes, n_classes):
+    def fit(self, X, codes, n_classes, exponents=None):
         K, d = n_classes, X.shape[1]
+        e = np.zeros(d, np.int64) if exponents is None else np.asarray(exponents, np.int64)
         counts = np.bincount(codes, minlength=K).astype(float)
         mean = np.zeros((K, d)); np.add.at(mean, codes, X); mean /= counts[:, None]
         var = np.zeros((K, d)); np.add.at(var, codes, (X - mean[codes]) ** 2); var /= counts[:, None]
-        eps = self.var_smoothing * max(float(np.var(X, axis=0).max()), 1.0 if np.var(X, axis=0).max() == 0 else 0.0)
+        top = int(e.max()) if d else 0
+        vmax = float(np.ldexp(np.var(X, axis=0), 2 * (e - top)).max()) if d else 0.0  # largest variance, in units 4^top
+        if vmax == 0: vmax = float(np.ldexp(1.0, -2 * top))  # all constant: GaussianNB's epsilon 1 x var_smoothing
+        with np.errstate(over="ignore"):
+            eps = self.var_smoothing * np.ldexp(vmax, 2 * (top - e))  # per column, in its unit scale
+        if not np.isfinite(eps).all():
+            bad = np.flatnonzero(~np.isfinite(eps)).tolist()[:10]
+            raise ValueError(f"columns {bad} are more than 1e150 times smaller than the largest column: var_smoothing "
+                             f"(relative to the largest variance) cannot be applied to them; rescale the features")
         self.mean_, self.var_ = mean, var + eps
         return self
 
@@ -171,9 +203,23 @@ class KernelMargins:
             out.append(np.where(inside & (f > 0), np.log(np.maximum(f, 1e-300)), tail))
         return np.stack(out, axis=1)
 
+# %% ../../nbs/30_information.ipynb #79f30cc1
+def rank_normal_scores(X: np.ndarray,  # (n, d) continuous features
+                       codes: np.ndarray,  # (n,) class codes 0..K-1
+                       n_classes: int,  # K
+                      ) -> np.ndarray:
+    "(n, d) van der Waerden scores Phi^-1(r / (n_k + 1)) of the within-class average ranks r (1..n_k)."
+    Z = np.zeros(X.shape)
+    for k in range(n_classes):  # loop over classes only; all features ranked at once
+        idx = np.flatnonzero(codes == k)
+        if len(idx): Z[idx] = special.ndtri(stats.rankdata(X[idx], axis=0) / (len(idx) + 1))
+    return Z
+
+
 # %% ../../nbs/30_information.ipynb #a73f1381
 def within_class_ranks(X, codes, n_classes, random_state=None) -> np.ndarray:
     "(n, d) integer ranks 0..n_k-1 of each feature within its class; ties broken at random."
+    if isinstance(random_state, np.random.RandomState): random_state = int(random_state.randint(2 ** 31))
     rng = np.random.default_rng(random_state)
     R = np.zeros(X.shape, dtype=np.int64)
     for k in range(n_classes):
@@ -201,16 +247,71 @@ def ksg_mutual_information(ra: np.ndarray,  # (n,) distinct integer ranks 0..n-1
     mi = special.digamma(n_neighbors) + special.digamma(n) - np.mean(special.digamma(nx + 1) + special.digamma(ny + 1))
     return max(float(mi), 0.0)
 
+# %% ../../nbs/30_information.ipynb #b56cb201
+NONPARAMETRIC_WARN_SECONDS = 60.0  # warn when the projected time of the nonparametric weights exceeds this
+
+def _ksg_chunk(F, R, pairs, n_neighbors, psi, base):
+    "KSG values of the given (i, j) pairs of one class: F float ranks (n, d), R integer ranks, psi table."
+    n = len(R); out = np.empty(len(pairs))
+    for t, (i, j) in enumerate(pairs):
+        P = np.column_stack([F[:, i], F[:, j]])
+        eps = cKDTree(P, leafsize=8, balanced_tree=False, compact_nodes=False).query(P, [n_neighbors + 1], p=np.inf)[0][:, 0]
+        m = eps.astype(np.int64) - 1  # neighbours strictly closer than eps in a margin
+        ra, rb = R[:, i], R[:, j]
+        nx = np.minimum(ra + m, n - 1) - np.maximum(ra - m, 0)
+        ny = np.minimum(rb + m, n - 1) - np.maximum(rb - m, 0)
+        out[t] = max(float(base - np.mean(psi[nx] + psi[ny])), 0.0)
+    return out
+
+def ksg_all_pairs(R: np.ndarray,  # (n, d) within-class integer ranks 0..n-1 (one class), distinct per column
+                  n_neighbors: int = 4,  # k of KSG
+                  n_jobs: int | None = None,  # threads (joblib's convention: None = 1, -1 = all cores)
+                  chunk_size: int = 64,  # pairs per task
+                  on_first_chunk=None,  # callback(seconds, fraction_done) after the first chunk (time projection)
+                 ) -> np.ndarray:
+    "(d, d) KSG mutual information of every pair of columns, zero diagonal; equal to `ksg_mutual_information` pair by pair."
+    from concurrent.futures import ThreadPoolExecutor
+    from joblib import effective_n_jobs
+    import time as _time
+    n, d = R.shape
+    W = np.zeros((d, d))
+    if n <= n_neighbors + 1 or d < 2: return W
+    iu, ju = np.triu_indices(d, 1)
+    pairs = list(zip(iu.tolist(), ju.tolist()))
+    F = R.astype(float); psi = special.digamma(np.arange(1, n + 2))  # psi[m] = psi(m + 1)
+    base = special.digamma(n_neighbors) + special.digamma(n)
+    chunks = [pairs[lo:lo + chunk_size] for lo in range(0, len(pairs), chunk_size)]
+    t0 = _time.perf_counter()
+    vals = [_ksg_chunk(F, R, chunks[0], n_neighbors, psi, base)]
+    if on_first_chunk is not None: on_first_chunk(_time.perf_counter() - t0, len(chunks[0]) / len(pairs))
+    if len(chunks) > 1:
+        with ThreadPoolExecutor(max(1, effective_n_jobs(n_jobs))) as pool:
+            vals += list(pool.map(lambda c: _ksg_chunk(F, R, c, n_neighbors, psi, base), chunks[1:]))
+    W[iu, ju] = np.concatenate(vals)
+    return W + W.T
+
+
 # %% ../../nbs/30_information.ipynb #354278f5
 DEPENDENCES = ("gaussian", "gaussian_copula", "nonparametric")
 
+_HELPER_CONSTRAINTS = {"dependence": [StrOptions(set(DEPENDENCES))], "n_neighbors": [Interval(Integral, 1, None, closed="left")],
+                       "max_abs_correlation": [Interval(Real, 0, 1, closed="neither")], "n_jobs": [Integral, None],
+                       "random_state": ["random_state"]}
+
 def _check_dependence(dependence):
-    if dependence not in DEPENDENCES:
+    if not isinstance(dependence, str) or dependence not in DEPENDENCES:
         raise ValueError(f"dependence must be one of {DEPENDENCES}, got {dependence!r}")
 
-def fit_margins(X, codes, n_classes, dependence, var_smoothing=1e-9):
-    "The margin model of a dependence model: Gaussian for 'gaussian', kernel otherwise."
-    if dependence == "gaussian": return GaussianMargins(var_smoothing).fit(X, codes, n_classes)
+def _check_inputs(caller, X, y, **params):
+    "X (n, d) finite, y one label per row, the options by their constraints; returns X, classes, codes, priors."
+    _check_dependence(params["dependence"])
+    check_params(caller, {k: _HELPER_CONSTRAINTS[k] for k in params}, params)
+    X = _check_X(X); y = check_target(y, len(X))
+    return (X, *encode_classes(y))
+
+def fit_margins(X, codes, n_classes, dependence, var_smoothing=1e-9, exponents=None):
+    "The margin densities of a dependence model (X in unit scale): Gaussian for 'gaussian', kernel otherwise."
+    if dependence == "gaussian": return GaussianMargins(var_smoothing).fit(X, codes, n_classes, exponents)
     return KernelMargins().fit(X, codes, n_classes)
 
 def own_class_scores(margins, X, codes) -> np.ndarray:
@@ -227,37 +328,49 @@ def conditional_mutual_information(X,  # (n, d) continuous features
                                    n_neighbors: int = 4,  # k of the KSG estimator (nonparametric)
                                    random_state=None,  # tie-breaking of ranks (nonparametric)
                                    max_abs_correlation: float = MAX_ABS_CORRELATION,
+                                   n_jobs: int | None = None,  # threads for the nonparametric weights (None = 1, -1 = all)
                                   ) -> np.ndarray:
     "Edge weights I(X_i; X_j | Y) in nats, shape (d, d), symmetric, zero diagonal."
-    _check_dependence(dependence)
-    X = _check_X(X); classes, codes, priors = encode_classes(y); K = len(classes)
+    X, classes, codes, priors = _check_inputs("conditional_mutual_information", X, y, dependence=dependence, n_neighbors=n_neighbors,
+                                              random_state=random_state, max_abs_correlation=max_abs_correlation, n_jobs=n_jobs)
+    K = len(classes)
     d = X.shape[1]
-    if dependence == "gaussian":
-        return gaussian_cmi_from_correlations(class_correlations(X, codes, K, max_abs_correlation), priors)
+    if dependence == "gaussian":  # correlations are scale-free: computed in unit scale, no overflow at 1e300
+        Xu = to_unit_scale(X, scale_exponents(X))
+        return gaussian_cmi_from_correlations(class_correlations(Xu, codes, K, max_abs_correlation), priors)
     if dependence == "gaussian_copula":
-        Z = own_class_scores(KernelMargins().fit(X, codes, K), X, codes)
+        Z = rank_normal_scores(X, codes, K)  # the dependence from within-class ranks only
         return gaussian_cmi_from_correlations(class_correlations(Z, codes, K, max_abs_correlation), priors)
     R = within_class_ranks(X, codes, K, random_state)
-    W = np.zeros((d, d)); iu, ju = np.triu_indices(d, 1)
+    W = np.zeros((d, d))
+    sizes = np.bincount(codes, minlength=K)
+    work = np.where(sizes >= MIN_CLASS_SIZE, sizes * np.log(np.maximum(sizes, 2)), 0.0)  # ~ cost of one pair's search
+    def project(seconds, fraction):  # after the first chunk of the first class: warn if the total will be long
+        total = seconds / fraction * work.sum() / work[first]
+        if total > NONPARAMETRIC_WARN_SECONDS:
+            warnings.warn(f"nonparametric weights: {d * (d - 1) // 2} feature pairs x {int((work > 0).sum())} classes "
+                          f"on {len(X)} rows will take about {total:.0f} s ({total / 60:.1f} min) at the measured pace; "
+                          f"dependence='gaussian_copula' takes seconds, and n_jobs uses more threads", UserWarning, stacklevel=3)
+    first = int(np.argmax(work > 0))
     for k in range(K):  # KSG: one 2-D neighbour search per (class, pair); marginal counts are closed-form
-        Rk = R[codes == k]
-        if len(Rk) < MIN_CLASS_SIZE: continue
-        vals = np.array([ksg_mutual_information(Rk[:, i], Rk[:, j], n_neighbors) for i, j in zip(iu, ju)])
-        W[iu, ju] += priors[k] * vals
-    return W + W.T
+        if work[k] == 0: continue
+        W += priors[k] * ksg_all_pairs(R[codes == k], n_neighbors, n_jobs, on_first_chunk=project if k == first else None)
+    return W
 
 def class_mutual_information(X, y, dependence: str = "gaussian", n_neighbors: int = 4,
                              random_state=None) -> np.ndarray:
     "I(Y; X_s) in nats for every feature, shape (d,)."
-    _check_dependence(dependence)
-    X = _check_X(X); classes, codes, priors = encode_classes(y); K = len(classes)
-    if K == 1: return np.zeros(X.shape[1])
+    X, classes, codes, priors = _check_inputs("class_mutual_information", X, y, dependence=dependence,
+                                              n_neighbors=n_neighbors, random_state=random_state)
+    K = len(classes)
+    if K == 1 or np.bincount(codes).max() < 2: return np.zeros(X.shape[1])  # one class, or no class with two rows
     if dependence == "nonparametric":
         from sklearn.feature_selection import mutual_info_classif
         R = within_class_ranks(X, np.zeros(len(X), int), 1, random_state)  # pooled ranks: monotone-invariant
         return mutual_info_classif(R.astype(float), codes, discrete_features=False,
                                    n_neighbors=n_neighbors, random_state=random_state)
-    L = fit_margins(X, codes, K, dependence).logpdf(X)  # (n, K, d)
+    e = scale_exponents(X); Xu = to_unit_scale(X, e)  # a difference of log densities: the scale cancels
+    L = fit_margins(Xu, codes, K, dependence, exponents=e).logpdf(Xu)  # (n, K, d)
     own = np.take_along_axis(L, codes[:, None, None], axis=1)[:, 0]
     mix = special.logsumexp(L + np.log(priors)[None, :, None], axis=1)
     return np.maximum((own - mix).mean(0), 0.0)

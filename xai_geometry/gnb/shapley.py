@@ -8,13 +8,15 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
-from sklearn.utils.validation import check_is_fitted, validate_data
+import pandas as pd
+from sklearn.utils.validation import check_is_fitted
 
+from ..explanation import Explanation
 from .classifier import GeneralizedNaiveBayes, structure_coefficients
+from ..validation import check_features
 
 # %% auto #0
-__all__ = ['DATASETS', 'background_sample', 'exact_shapley_values', 'shapley_values', 'expected_value', 'embedding',
-           'knn_geometry_fold', 'gnb_shapley_knn_table']
+__all__ = ['background_sample', 'exact_shapley_values', 'shapley_values', 'expected_value', 'explain', 'embedding']
 
 # %% ../../nbs/41_gnb_shapley.ipynb #3f8b7302
 def background_sample(X,                        # (n, d) training rows (array or DataFrame)
@@ -22,13 +24,23 @@ def background_sample(X,                        # (n, d) training rows (array or
                       random_state=0,           # seed of the draw without replacement
                      ) -> np.ndarray:
     "The background B (b, d) of the Shapley baseline: a uniform draw without replacement of the training rows."
-    X = np.asarray(X, dtype=float)
-    if X.ndim != 2: raise ValueError(f"X must be 2-D, got shape {X.shape}")
-    if not (isinstance(n_background, (int, np.integer)) and n_background >= 1):
+    from xai_geometry.gnb.information import _check_X
+    X = _check_X(X)
+    if isinstance(n_background, bool) or not (isinstance(n_background, (int, np.integer)) and n_background >= 1):
         raise ValueError(f"n_background must be a positive integer, got {n_background!r}")
     if len(X) <= n_background: return X.copy()
     rng = np.random.default_rng(random_state)
     return X[np.sort(rng.choice(len(X), n_background, replace=False))]
+
+def _check_model(model):
+    "The model must be a fitted GeneralizedNaiveBayes (TypeError naming `model`, else NotFittedError)."
+    if not isinstance(model, GeneralizedNaiveBayes):
+        raise TypeError(f"model must be a fitted GeneralizedNaiveBayes, got {type(model).__name__}")
+    check_is_fitted(model)
+
+def _check_rows(model, X, name):
+    "Rows to explain or background rows: the model's columns (a DataFrame matched by name), finite; (n, d) floats."
+    return check_features(model, X, reset=False, name=name)
 
 def _centre(phi, output):
     if output == "joint": return phi
@@ -41,8 +53,8 @@ def exact_shapley_values(model: GeneralizedNaiveBayes, X,
                         ) -> np.ndarray:            # (n, d, K)
     "Shapley values by enumeration of the 2^d coalitions, product-of-marginals expectation by brute force (the reference)."
     from xai_geometry.naive_bayes.shapley import coalition_shapley
-    check_is_fitted(model)
-    X = validate_data(model, X, reset=False, dtype=np.float64); B = np.asarray(background, dtype=float)
+    _check_model(model)
+    X = _check_rows(model, X, "X"); B = _check_rows(model, background, "background")
     n, d = X.shape; b = len(B)
     if d > 8 or n * b ** d > 5_000_000: raise ValueError(f"enumeration refused: n·b^d = {n}·{b}^{d} rows is too many")
     def value(mask):
@@ -105,10 +117,19 @@ def _pair_expectations(model, X, B, sets, coef):
     Aj = np.where(i_black, x_white, x_black)                   # second feature j present, i absent
     return pairs, Ai, Aj, E0
 
+def _resolve_background(model, background, X_background, n_background, random_state):
+    "The background rows (b, d): given, or drawn from `X_background`; a clear error naming `background` otherwise."
+    if background is None:
+        if X_background is None:
+            raise ValueError("background is required: pass background=rows (b, d), e.g. background_sample(X_train), "
+                             "or X_background=X_train to draw n_background rows from")
+        return background_sample(_check_rows(model, X_background, "X_background"), n_background, random_state)
+    return _check_rows(model, background, "background")
+
 def shapley_values(model: GeneralizedNaiveBayes,  # fitted, k = 3 (clusters of ≤ 2 features)
-                   X,                             # (n, d) rows to explain
-                   background=None,               # (b, d) background rows; None: draw from `X_background`
-                   *, X_background=None,          # rows to draw the background from (e.g. the training rows)
+                   X,                             # (n, d) rows to explain (a DataFrame is matched by column name)
+                   *, background=None,            # (b, d) background rows (required, or X_background)
+                   X_background=None,             # rows to draw the background from (e.g. the training rows)
                    n_background: int = 100, random_state=0,
                    output: str = "centred",       # "joint": of L_k = log p(y_k, x); "centred": of L_k − mean_l L_l
                   ) -> np.ndarray:                # (n, d, K)
@@ -117,13 +138,10 @@ def shapley_values(model: GeneralizedNaiveBayes,  # fitted, k = 3 (clusters of �
     One-feature terms: f(x_s) − E f; two-feature terms: the two-player Shapley formula. Densities are
     delegated to the fitted model (`densities_.log_density`). Efficiency: φ.sum(1) = F(x) − `expected_value`.
     """
-    check_is_fitted(model)
-    X = validate_data(model, X, reset=False, dtype=np.float64)
-    if background is None:
-        if X_background is None: raise ValueError("give a background (b, d) or X_background to draw it from")
-        background = background_sample(validate_data(model, X_background, reset=False, dtype=np.float64), n_background, random_state)
-    B = np.asarray(background, dtype=float)
-    if B.ndim != 2 or B.shape[1] != X.shape[1]: raise ValueError(f"background must be (b, {X.shape[1]}), got shape {B.shape}")
+    _check_model(model)
+    _centre(np.zeros((1, 1)), output)  # the option first: a clear error naming `output`
+    X = _check_rows(model, X, "X")
+    B = _resolve_background(model, background, X_background, n_background, random_state)
     sets, coef = _pair_terms(model)
     n, d = X.shape; K = model.densities_.K
     phi = np.zeros((n, d, K))
@@ -145,8 +163,9 @@ def expected_value(model: GeneralizedNaiveBayes,
                    output: str = "centred",
                   ) -> np.ndarray:              # (K,)
     "E F(X') under the product of the background's marginals: the base value of `shapley_values`."
-    check_is_fitted(model)
-    B = np.asarray(background, dtype=float)
+    _check_model(model)
+    _centre(np.zeros((1, 1)), output)
+    B = _check_rows(model, background, "background")
     sets, coef = _pair_terms(model)
     base = np.log(model.class_prior_).astype(float)
     fB = model.densities_.log_density(B, sets) * coef
@@ -158,6 +177,27 @@ def expected_value(model: GeneralizedNaiveBayes,
         base = base + (_cross_means(model, B, B, _two_colouring(B.shape[1], P) == 0, P).mean(axis=0) * coef[pairs]).sum(axis=1)
     return base - base.mean() if output == "centred" else _centre(base, output)
 
+def explain(model: GeneralizedNaiveBayes,  # fitted, k = 3
+            X,                             # (n, d) rows to explain (a DataFrame is matched by column name)
+            *, background=None,            # (b, d) background rows (required, or X_background)
+            X_background=None,             # rows to draw the background from (e.g. the training rows)
+            n_background: int = 100, random_state=0,
+           ) -> Explanation:
+    """The GNB's analytic Shapley values as an `xai_geometry.Explanation`: values (n, d, K), base values (n, K),
+    and values summed over features + base = the centred joint log-likelihood L_k − mean_l L_l."""
+    _check_model(model)
+    Xa = _check_rows(model, X, "X")
+    B = _resolve_background(model, background, X_background, n_background, random_state)
+    phi = shapley_values(model, Xa, background=B, output="centred")
+    base = np.broadcast_to(expected_value(model, B, "centred"), (len(Xa), phi.shape[2]))
+    names = list(getattr(model, "feature_names_in_", [f"x{i}" for i in range(Xa.shape[1])]))
+    return Explanation(values=phi, base_values=base, data=pd.DataFrame(Xa, columns=names), feature_names=names,
+                       output_names=[str(c) for c in model.classes_],
+                       output="centred joint log-likelihood log p(x, y = k) − mean over the classes",
+                       method="analytic interventional Shapley values, product of the background's marginals",
+                       info={"n_background": len(B), "dependence": model.dependence})
+
+
 # %% ../../nbs/41_gnb_shapley.ipynb #96a0e853
 def embedding(model: GeneralizedNaiveBayes,
               X,                                # (n, d) rows
@@ -165,73 +205,14 @@ def embedding(model: GeneralizedNaiveBayes,
               background=None,                  # (b, d) background rows ("shap" only)
              ) -> np.ndarray:                   # (n, d·K) for "shap" (coordinate (m, k) at m·K + k); (n, n_sets·K) for "loglik"
     "The representation whose ℓ1 distance is the GNB's Shapley (log-odds) geometry, or its log-likelihood geometry."
-    check_is_fitted(model)
+    _check_model(model)
     if kind == "shap":
         if background is None: raise ValueError("kind='shap' needs a background (b, d)")
-        phi = shapley_values(model, X, background, output="centred")
+        phi = shapley_values(model, X, background=background, output="centred")
         return phi.reshape(len(phi), -1)
     if kind == "loglik":
-        Xa = validate_data(model, X, reset=False, dtype=np.float64)
+        Xa = _check_rows(model, X, "X")
         sets, coef = structure_coefficients([model.structure_])
         L = model.densities_.log_density(Xa, sets) * coef[:, 0]          # (n, K, S)
         return L.transpose(0, 2, 1).reshape(len(Xa), -1)
     raise ValueError(f"kind must be 'shap' or 'loglik', got {kind!r}")
-
-# %% ../../nbs/41_gnb_shapley.ipynb #7361f0ea
-DATASETS = ("iris", "wine", "breast_cancer_wisconsin_diagnostic", "ionosphere", "sonar",
-            "glass", "parkinsons", "pima", "vehicle")
-
-def _macro_ovr_auc(y, S, n_classes):
-    "One-vs-rest AUC averaged over the classes with both positives and negatives in y (scores S (n, K))."
-    from sklearn.metrics import roc_auc_score
-    out = [roc_auc_score(y == c, S[:, c]) for c in range(n_classes) if 0 < (y == c).sum() < len(y)]
-    return float(np.mean(out)) if out else np.nan
-
-def knn_geometry_fold(X_train, y_train, X_test, y_test,
-                      n_background: int = 100, random_state=0, ks=(1, 5, 10), dependence: str = "gaussian") -> list[dict]:
-    "1-NN accuracy/AUC and LocAgree_k of the raw, loglik and shap geometries on one fold (GNB fitted on the training rows)."
-    from scipy.spatial.distance import cdist
-    from sklearn.preprocessing import StandardScaler
-    classes, ytr = np.unique(np.asarray(y_train), return_inverse=True)
-    yte = np.searchsorted(classes, np.asarray(y_test))
-    model = GeneralizedNaiveBayes(dependence=dependence).fit(X_train, ytr)
-    B = background_sample(np.asarray(X_train, dtype=float), n_background, random_state)
-    pred_tr = model.predict(X_train); pred_te = model.predict(X_test)
-    sc = StandardScaler().fit(X_train)
-    both = np.vstack([np.asarray(X_train, float), np.asarray(X_test, float)]); n = len(ytr)
-    geoms = {"raw": (sc.transform(X_train), sc.transform(X_test), "euclidean")}
-    for kind in ("loglik", "shap"):
-        E = embedding(model, both, kind, background=B if kind == "shap" else None)
-        geoms[kind] = (E[:n], E[n:], "cityblock")
-    rows = []
-    K = len(classes); kmax = max(ks)
-    for g, (Etr, Ete, metric) in geoms.items():
-        D = cdist(Ete, Etr, metric)
-        nn = np.argsort(D, axis=1, kind="stable")[:, :kmax]      # ties: lowest training index
-        S = np.eye(K)[ytr[nn[:, 0]]]
-        r = dict(geometry=g, acc=float((ytr[nn[:, 0]] == yte).mean()), auc=_macro_ovr_auc(yte, S, K),
-                 gnb_acc=float((pred_te == yte).mean()))
-        for k in ks: r[f"locagree_{k}"] = float((pred_tr[nn[:, :k]] == pred_te[:, None]).mean())
-        rows.append(r)
-    return rows
-
-def gnb_shapley_knn_table(datasets=DATASETS, n_splits: int = 10, random_state=0, n_background: int = 100,
-                          dependences=("gaussian", "gaussian_copula"), out_csv=None, progress: bool = True) -> "pd.DataFrame":
-    "The whole protocol: one row per (data set, dependence, fold, geometry); written to `out_csv` if given."
-    import time as _time
-    import pandas as pd
-    from sklearn.model_selection import StratifiedKFold
-    from xai_geometry.datasets import load
-    rows = []
-    for name in datasets:
-        X, y = load(name); Xa = X.to_numpy(dtype=float); ya = y.to_numpy()
-        folds = list(StratifiedKFold(n_splits, shuffle=True, random_state=random_state).split(Xa, ya))
-        for dep in dependences:
-            t0 = _time.perf_counter()
-            for fold, (tr, te) in enumerate(folds):
-                for r in knn_geometry_fold(Xa[tr], ya[tr], Xa[te], ya[te], n_background, random_state, dependence=dep):
-                    rows.append(dict(data=name, dependence=dep, fold=fold, **r))
-            if progress: print(f"{name} ({dep}): {_time.perf_counter() - t0:.1f} s", flush=True)
-    df = pd.DataFrame(rows)
-    if out_csv is not None: df.to_csv(out_csv, index=False)
-    return df

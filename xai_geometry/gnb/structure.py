@@ -18,9 +18,14 @@ __all__ = ['maximum_spanning_tree', 'GNBStructure', 'learn_structure', 'learn_k_
 def maximum_spanning_tree(W: np.ndarray,  # (d, d) symmetric edge weights (zeros allowed)
                          ) -> list[tuple[int, int]]:
     "Edges (i < j) of a maximum-weight spanning tree, in Kruskal's (greedy, decreasing-weight) order."
-    W = np.asarray(W, dtype=float); d = len(W)
-    if W.shape != (d, d): raise ValueError(f"W must be square, got shape {W.shape}")
+    try: W = np.asarray(W, dtype=float)
+    except (TypeError, ValueError) as e: raise ValueError(f"W must be a numeric (d, d) matrix: {e}") from None
+    if W.ndim != 2 or W.shape[0] != W.shape[1]: raise ValueError(f"W must be square (d, d), got shape {W.shape}")
+    d = len(W)
     if not np.isfinite(W).all(): raise ValueError("W contains NaN or infinity")
+    if not np.allclose(W, W.T, rtol=1e-12, atol=1e-12 * max(1.0, float(np.abs(W).max(initial=0)))):
+        i, j = np.unravel_index(np.argmax(np.abs(W - W.T)), W.shape)
+        raise ValueError(f"W must be symmetric (edge weights of an undirected graph): W[{i}, {j}] = {W[i, j]!r} but W[{j}, {i}] = {W[j, i]!r}")
     if d < 2: return []
     iu = np.triu_indices(d, 1)
     wmax, wmin = W[iu].max(), W[iu].min()

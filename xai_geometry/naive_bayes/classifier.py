@@ -58,11 +58,12 @@ class _PartIndexEncoder:
         self.feature_names_in_ = np.asarray(feature_names, dtype=object)
 
     def transform(self, X: pd.DataFrame) -> np.ndarray:
-        P = X.to_numpy()
-        try: P = np.asarray(P, dtype=float)
-        except (TypeError, ValueError): raise TypeError("this model takes part indices (integers) as input")
-        if np.isnan(P).any() or (P != np.round(P)).any():
-            raise ValueError("part indices must be integers without missing values")
+        try: P = X.to_numpy(dtype=float)
+        except (TypeError, ValueError): raise TypeError("X: this model takes part indices (integers) as input") from None
+        bad = np.isnan(P) | (P != np.round(P))
+        if bad.any():
+            m = int(np.where(bad.any(axis=0))[0][0])
+            raise ValueError(f"X column {self.feature_names_in_[m]!r}: part indices must be integers without missing values")
         P = P.astype(np.int64)
         bad = (P < 0) | (P >= self.n_parts_)
         if bad.any():
@@ -104,59 +105,40 @@ class _KhiopsRecoder:
         return np.stack([self._column(g, X[c]) for c, g in zip(self.feature_names_in_, self.grids)], axis=1) \
             if len(self.grids) else np.zeros((len(X), 0), dtype=np.int64)
 
+# %% ../../nbs/11_naive_bayes.ipynb #ab01e112
+from numbers import Integral, Real
+
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+
+from ..base import JointLogLikelihoodClassifier
+from ..validation import check_features, check_target
+
+
 # %% ../../nbs/11_naive_bayes.ipynb #27f2597a
 def _as_frame(est, X, *, reset: bool) -> pd.DataFrame:
-    "X as a DataFrame in the fitted column order; sets n_features_in_/feature_names_in_ when reset."
-    if isinstance(X, pd.DataFrame):
-        if X.shape[1] == 0: raise ValueError("X has 0 feature(s); at least one is required")
-        if reset:
-            est.n_features_in_ = X.shape[1]
-            if all(isinstance(c, str) for c in X.columns):
-                est.feature_names_in_ = np.asarray(X.columns, dtype=object)
-                return X
-            if hasattr(est, "feature_names_in_"): del est.feature_names_in_
-            return X.set_axis([f"x{i}" for i in range(X.shape[1])], axis=1)
-        names = getattr(est, "feature_names_in_", None)
-        if names is None:
-            if X.shape[1] != est.n_features_in_:
-                raise ValueError(f"X has {X.shape[1]} features, but {type(est).__name__} is expecting "
-                                 f"{est.n_features_in_} features as input")
-            if all(isinstance(c, str) for c in X.columns):
-                warnings.warn(f"X has feature names, but {type(est).__name__} was fitted without feature names")
-            return X.set_axis([f"x{i}" for i in range(X.shape[1])], axis=1)
-        if list(X.columns) == list(names): return X
-        missing = [c for c in names if c not in X.columns]
-        if missing:
-            raise ValueError(f"X lacks the column(s) {missing} seen in fit (the feature names should "
-                             "match those that were passed during fit)")
-        return X[list(names)]
-    X = check_array(X, dtype=None, ensure_all_finite="allow-nan", ensure_min_features=1)
-    if X.dtype.kind in "fc" and np.isinf(X).any(): raise ValueError("X contains infinity")
-    if reset:
-        est.n_features_in_ = X.shape[1]
-        if hasattr(est, "feature_names_in_"): del est.feature_names_in_
-    else:
-        if X.shape[1] != est.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, but {type(est).__name__} is expecting "
-                             f"{est.n_features_in_} features as input")
-        if getattr(est, "feature_names_in_", None) is not None:
+    "X as a DataFrame in the fitted column order (`check_features`); sets n_features_in_/feature_names_in_ when reset."
+    if not isinstance(X, pd.DataFrame):
+        A = check_array(X, dtype=None, ensure_all_finite=False, ensure_min_features=1, input_name="X")
+        names = None if reset else getattr(est, "feature_names_in_", None)
+        if names is not None:
             warnings.warn(f"X does not have valid feature names, but {type(est).__name__} was fitted with feature names")
-            return pd.DataFrame(X, columns=list(est.feature_names_in_))
-    return pd.DataFrame(X, columns=[f"x{i}" for i in range(X.shape[1])])
+        X = pd.DataFrame(A, columns=list(names) if names is not None else range(A.shape[1])).infer_objects()
+    elif not reset and getattr(est, "feature_names_in_", None) is None and all(isinstance(c, str) for c in X.columns):
+        warnings.warn(f"X has feature names, but {type(est).__name__} was fitted without feature names")
+    X = check_features(est, X, reset=reset, numeric=False, allow_nan=True)
+    if getattr(est, "feature_names_in_", None) is None:
+        X = X.set_axis([f"x{i}" for i in range(X.shape[1])], axis=1)
+    return X
+
 
 # %% ../../nbs/11_naive_bayes.ipynb #65573517
 def _check_target(y, n_rows: int) -> np.ndarray:
-    "y as a 1-d array of class labels with one per row (clear errors otherwise)."
-    if y is None: raise ValueError("requires y to be passed, but the target y is None")
-    y = column_or_1d(y, warn=True)
-    if len(y) != n_rows: raise ValueError(f"y has {len(y)} labels for {n_rows} rows of X")
-    if y.dtype.kind in "fc": assert_all_finite(y, input_name="y")
-    elif pd.isna(pd.Series(y, dtype=object)).any(): raise ValueError("Input y contains NaN or None")
-    check_classification_targets(y)
-    return y
+    "y as a 1-d array of class labels with one per row, none missing (`xai_geometry.validation.check_target`)."
+    return check_target(y, n_rows)
+
 
 # %% ../../nbs/11_naive_bayes.ipynb #8ba2b7a3
-class WeightedNaiveBayes(ClassifierMixin, BaseEstimator):
+class WeightedNaiveBayes(JointLogLikelihoodClassifier):
     """Weighted naive Bayes on MODL-recoded variables (Khiops' selective naive Bayes).
 
     Recoding is delegated to `MODLEncoder` (`xai_geometry.naive_bayes.modl`); weight learning to
@@ -164,7 +146,19 @@ class WeightedNaiveBayes(ClassifierMixin, BaseEstimator):
     `class_count_` (J,), `counts_` (list of M (I_m, J) tables), `weights_` (M,),
     `log_conditional_tables_` (list of M (I_m, J) tables of log p(i | C_j)), `encoder_`,
     `criterion_` (Khiops' regularized cost of the weights), `n_features_in_`, `feature_names_in_`.
+    `predict`, `predict_proba` and `predict_log_proba` come from `xai_geometry.base.JointLogLikelihoodClassifier`
+    (`predict_log_proba` adds Khiops' smoothing when `smoothing=True`). Every option is checked at `fit`
+    (scikit-learn's `_parameter_constraints`; a wrong one raises `InvalidParameterError` naming it).
     """
+    _parameter_constraints: dict = {
+        "weights": [StrOptions({"khiops", "uniform"}), "array-like"],
+        "encoder": [None, HasMethods(["fit", "transform"])],
+        "smoothing": ["boolean"],
+        "prior_weight": [Interval(Real, 0, None, closed="left")],
+        "prior_exponent": [Interval(Real, 0, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+    }
+
     def __init__(self, *,
                  weights="khiops",  # "khiops" (learned by Khiops' criterion), "uniform" (all 1: naive Bayes) or (M,) fixed weights
                  encoder=None,  # a MODLEncoder (cloned); None: MODLEncoder(criterion="khiops")
@@ -211,9 +205,12 @@ class WeightedNaiveBayes(ClassifierMixin, BaseEstimator):
         if (class_count == 0).any(): raise ValueError("every class needs at least one row")
         M = len(counts)
         w = np.ones(M) if weights is None else np.asarray(weights, dtype=float)
-        if w.shape != (M,) or (w < 0).any() or (w > 1).any(): raise ValueError("weights must be (M,) in [0, 1]")
+        if w.shape != (M,) or not np.isfinite(w).all() or (w < 0).any() or (w > 1).any():
+            raise ValueError(f"weights must be {M} finite values in [0, 1], got {np.asarray(weights)!r}")
         names = [f"x{m}" for m in range(M)] if feature_names is None else list(feature_names)
+        if len(names) != M: raise ValueError(f"feature_names has {len(names)} names for {M} count tables")
         self = cls(weights=w, **params)
+        self._validate_params()
         self.classes_ = np.arange(J) if classes is None else np.asarray(classes)
         self.encoder_ = _PartIndexEncoder([c.shape[0] for c in counts], names)
         self.n_features_in_ = M
@@ -258,8 +255,10 @@ class WeightedNaiveBayes(ClassifierMixin, BaseEstimator):
     # ---- fitting ------------------------------------------------------------------------
     def fit(self, X, y):
         "Recode X with MODL, count, and learn the weights."
+        self._validate_params()
         X = _as_frame(self, X, reset=True)
         y = _check_target(y, len(X))
+        self._check_fixed_weights()
         from xai_geometry.naive_bayes.modl import MODLEncoder  # written alongside; imported lazily
         self.classes_, y_idx = np.unique(y, return_inverse=True)
         enc = MODLEncoder(criterion="khiops") if self.encoder is None else clone(self.encoder)
@@ -358,44 +357,56 @@ class WeightedNaiveBayes(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "weights_")
         return np.asarray(self.encoder_.transform(_as_frame(self, X, reset=False)), dtype=np.int64)
 
-    def _log_conditionals_parts(self, P) -> np.ndarray:
+    def log_conditionals_from_parts(self, P) -> np.ndarray:
+        "(n, M, J) log p(D_m | C_j), unweighted, of rows already recoded as (n, M) part indices (`part_indices`)."
         return gather_tables(self.log_conditional_tables_, P, len(self.classes_))
 
     def log_conditionals(self, X) -> np.ndarray:
         "(n, M, J) log p(D_m | C_j), unweighted."
-        return self._log_conditionals_parts(self.part_indices(X))
+        return self.log_conditionals_from_parts(self.part_indices(X))
 
-    def _joint_log_likelihood_parts(self, P) -> np.ndarray:
-        "(n, J) log p(C_j) + sum_m w_m log p(D_m | C_j)."
+    def joint_log_proba_from_parts(self, P) -> np.ndarray:
+        "(n, J) log p(C_j) + sum_m w_m log p(D_m | C_j) of rows already recoded as (n, M) part indices."
         s = np.tile(self.class_log_prior_, (len(P), 1))
         for m, t in enumerate(self.log_conditional_tables_):
             if self.weights_[m] != 0: s += self.weights_[m] * t[P[:, m]]
         return s
 
-    def joint_log_likelihood(self, X) -> np.ndarray:
-        "(n, J) unnormalized log posterior log p(C_j) + sum_m w_m log p(D_m | C_j)."
-        return self._joint_log_likelihood_parts(self.part_indices(X))
+    def predict_joint_log_proba(self, X) -> np.ndarray:
+        "(n, J) joint log-likelihood log p(C_j) + sum_m w_m log p(D_m | C_j) (the unnormalized log posterior)."
+        return self.joint_log_proba_from_parts(self.part_indices(X))
 
-    def _predict_log_proba_parts(self, P) -> np.ndarray:
-        s = self._joint_log_likelihood_parts(P)
-        logp = s - logsumexp(s, axis=1, keepdims=True)
-        if self.smoothing:
-            J, N = len(self.classes_), self.n_total_
-            logp = np.log((np.exp(logp) + 0.5 / (J * (N + 1))) / (1 + 0.5 / (N + 1)))
-        return logp
+    def joint_log_likelihood(self, X) -> np.ndarray:
+        "Deprecated alias of `predict_joint_log_proba` (removed in the next release)."
+        warnings.warn("WeightedNaiveBayes.joint_log_likelihood is deprecated and will be removed in the next "
+                      "release; use predict_joint_log_proba", FutureWarning, stacklevel=2)
+        return self.predict_joint_log_proba(X)
+
+    def _smooth(self, logp: np.ndarray) -> np.ndarray:
+        "Khiops' final probability smoothing (when `smoothing=True`), on log-probabilities."
+        if not self.smoothing: return logp
+        J, N = len(self.classes_), self.n_total_
+        return np.log((np.exp(logp) + 0.5 / (J * (N + 1))) / (1 + 0.5 / (N + 1)))
+
+    def log_proba_from_parts(self, P) -> np.ndarray:
+        "(n, J) log p_w(C_j | D) of rows already recoded as part indices (Khiops-smoothed if `smoothing`)."
+        s = self.joint_log_proba_from_parts(P)
+        return self._smooth(s - logsumexp(s, axis=1, keepdims=True))
 
     def predict_log_proba(self, X) -> np.ndarray:
         "(n, J) log p_w(C_j | D) (exact weighted posterior; Khiops-smoothed if `smoothing`)."
-        return self._predict_log_proba_parts(self.part_indices(X))
+        return self._smooth(super().predict_log_proba(X))
 
-    def predict_proba(self, X) -> np.ndarray:
-        "(n, J) p_w(C_j | D)."
-        return np.exp(self.predict_log_proba(X))
+    def _check_fixed_weights(self):
+        "Fixed `weights` (an array) must be n_features_in_ finite values in [0, 1]."
+        if isinstance(self.weights, str): return
+        M = self.n_features_in_
+        try: w = np.asarray(self.weights, dtype=float)
+        except (TypeError, ValueError): raise TypeError(f"weights must be 'khiops', 'uniform' or {M} numbers, got {self.weights!r}") from None
+        if w.shape != (M,) or not np.isfinite(w).all() or (w < 0).any() or (w > 1).any():
+            raise ValueError(f"weights must be 'khiops', 'uniform' or {M} finite values in [0, 1] (one per column of X), "
+                             f"got {self.weights!r}")
 
-    def predict(self, X) -> np.ndarray:
-        "(n,) the class of highest posterior."
-        check_is_fitted(self, "weights_")
-        return self.classes_[np.argmax(self.joint_log_likelihood(X), axis=1)]
 
 # %% ../../nbs/11_naive_bayes.ipynb #126a0fa7
 def random_model(rng: np.random.Generator,

@@ -8,48 +8,103 @@ from __future__ import annotations
 import numpy as np
 from scipy.spatial.distance import cdist
 from scipy.special import logsumexp
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils._param_validation import StrOptions
 
 from .classifier import WeightedNaiveBayes, gather_tables
 from .shapley import log_odds_tables, shapley_tables
+from .sklearn_models import COMPLEMENTS, check_naive_bayes
+from ..validation import check_params
+
 
 # %% auto #0
-__all__ = ['KINDS', 'block_tables', 'embedding_from_parts', 'embedding', 'distance_tables', 'pairwise_distances']
+__all__ = ['KINDS', 'block_tables', 'embedding_from_parts', 'encode', 'embedding_from_codes', 'log_proba_from_codes',
+           'constant_coordinates', 'embedding', 'distance_tables', 'pairwise_distances']
 
 # %% ../../nbs/13_geometry.ipynb #e8321301
 KINDS = ("nb", "snb", "global", "odds", "shap")
 
-def block_tables(model: WeightedNaiveBayes, kind: str = "shap", complement: str = "pooled") -> list[np.ndarray]:
-    "M tables (I_m, J): the block of coordinates of variable m for each of its parts."
-    check_is_fitted(model, "weights_")
-    if kind not in KINDS: raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+def _check_kind(kind: str, complement: str, caller: str = "embedding"):
+    check_params(caller, {"kind": [StrOptions(set(KINDS))], "complement": [StrOptions(set(COMPLEMENTS))]},
+                 {"kind": kind, "complement": complement})
+
+
+def block_tables(model: WeightedNaiveBayes, kind: str = "shap", complement: str = "pooled", *,
+                 background=None) -> list[np.ndarray]:
+    "M tables (I_m, J): the block of coordinates of variable m for each of its parts (weighted naive Bayes)."
+    _check_kind(kind, complement)
+    if check_naive_bayes(model) is not None: raise TypeError("block_tables needs a WeightedNaiveBayes (its parts index the tables)")
     if kind == "nb": return [t.copy() for t in model.log_conditional_tables_]
     if kind in ("snb", "global"): return [w * t for w, t in zip(model.weights_, model.log_conditional_tables_)]
     if kind == "odds": return log_odds_tables(model, complement)
-    return shapley_tables(model, complement)
+    return shapley_tables(model, complement, background=background)
 
 
 def _log_evidence(model, P) -> np.ndarray:
     "(n,) log p_w(D) = logsumexp_j (log p(C_j) + sum_m w_m log p(D_m | C_j))."
-    return logsumexp(model._joint_log_likelihood_parts(P), axis=1)
+    return logsumexp(model.joint_log_proba_from_parts(P), axis=1)
 
 
 def embedding_from_parts(model: WeightedNaiveBayes, P: np.ndarray, kind: str = "shap",
-                         complement: str = "pooled") -> np.ndarray:
-    "`embedding` of rows already recoded as (n, M) part indices."
-    tabs = block_tables(model, kind, complement)
+                         complement: str = "pooled", *, background=None) -> np.ndarray:
+    "`embedding` of rows already recoded as (n, M) part indices (weighted naive Bayes)."
+    tabs = block_tables(model, kind, complement, background=background)
     E = gather_tables(tabs, P, len(model.classes_)).reshape(len(P), -1)
     if kind == "global": E = np.hstack([E, len(model.classes_) * _log_evidence(model, P)[:, None]])
     return E
 
 
-def embedding(model: WeightedNaiveBayes,  # fitted model
-              X,  # rows (DataFrame, or part indices for a count-table model)
+def encode(model, X) -> np.ndarray:
+    """(n, M) what the model's per-feature terms read: part indices (int64) for a `WeightedNaiveBayes`, the
+    checked float matrix for a scikit-learn naive Bayes. Equal codes give equal embeddings."""
+    view = check_naive_bayes(model)
+    return model.part_indices(X) if view is None else view.check(X)
+
+
+def embedding_from_codes(model, Z: np.ndarray, kind: str = "shap", complement: str = "pooled", *,
+                         background=None) -> np.ndarray:
+    "`embedding` of rows already encoded (`encode`)."
+    view = check_naive_bayes(model); _check_kind(kind, complement)
+    if view is None: return embedding_from_parts(model, Z, kind, complement, background=background)
+    if kind in ("nb", "snb", "global"):
+        terms, const = view.terms("joint_log_likelihood")
+        T = view.evaluate(terms, Z)
+        E = T.reshape(len(Z), -1)
+        if kind == "global":
+            E = np.hstack([E, view.n_classes * logsumexp(const + T.sum(axis=1), axis=1)[:, None]])
+        return E
+    terms, _ = view.terms("log_odds", complement)
+    T = view.evaluate(terms, Z)
+    if kind == "shap": T = T - view.expected(terms, background)
+    return T.reshape(len(Z), -1)
+
+
+def log_proba_from_codes(model, Z: np.ndarray) -> np.ndarray:
+    "(n, J) the model's log posterior of rows already encoded (`encode`)."
+    view = check_naive_bayes(model)
+    if view is None: return model.log_proba_from_parts(Z)
+    s = view.joint_log_proba(Z)
+    return s - logsumexp(s, axis=1, keepdims=True)
+
+
+def constant_coordinates(model, kind: str = "shap", complement: str = "pooled") -> np.ndarray:
+    """(D,) True for the embedding coordinates that take the same value on every possible input (e.g. the
+    blocks of variables of weight 0 of a weighted naive Bayes): they add nothing to any distance."""
+    view = check_naive_bayes(model); _check_kind(kind, complement)
+    if view is None:
+        tabs = block_tables(model, kind, complement)
+        const = np.concatenate([np.ptp(t, axis=0) == 0 for t in tabs] + ([np.zeros(1, bool)] if kind == "global" else []))
+        return const if const.size else np.zeros(0, bool)
+    return np.zeros(view.n_features * view.n_classes + (kind == "global"), bool)
+
+
+def embedding(model,  # a fitted WeightedNaiveBayes or scikit-learn naive Bayes
+              X,  # rows (DataFrame or array; part indices for a count-table model)
               kind: str = "shap",  # "nb", "snb", "global", "odds" or "shap"
               complement: str = "pooled",  # for "odds"/"shap": "pooled" (Khiops 11) or "mixture" (eq. (7))
+              *, background=None,  # for "shap": None (training marginals) or rows (B, M)
              ) -> np.ndarray:  # (n, M*J), (n, M*J + 1) for "global"; coordinate (m, j) at m*J + j
     "The representation whose ℓ1 distance is d_kind."
-    return embedding_from_parts(model, model.part_indices(X), kind, complement)
+    return embedding_from_codes(model, encode(model, X), kind, complement, background=background)
 
 
 def distance_tables(model: WeightedNaiveBayes, kind: str = "shap", complement: str = "pooled") -> list[np.ndarray]:
@@ -57,10 +112,15 @@ def distance_tables(model: WeightedNaiveBayes, kind: str = "shap", complement: s
     return [cdist(t, t, "cityblock") for t in block_tables(model, kind, complement)]
 
 
-def pairwise_distances(model: WeightedNaiveBayes, X, Y=None,
-                       kind: str = "shap", complement: str = "pooled",
+def pairwise_distances(model, X, Y=None,
+                       kind: str = "shap", complement: str = "pooled", *, background=None,
                       ) -> np.ndarray:  # (n_X, n_Y)
-    "d_kind between every row of X and every row of Y (default X) by per-variable table look-ups."
+    """d_kind between every row of X and every row of Y (default X): per-variable table look-ups for a
+    weighted naive Bayes, scipy's `cdist(..., "cityblock")` on the embeddings for a scikit-learn model."""
+    view = check_naive_bayes(model); _check_kind(kind, complement, "pairwise_distances")
+    if view is not None:
+        EX = embedding(model, X, kind, complement, background=background)
+        return cdist(EX, EX if Y is None else embedding(model, Y, kind, complement, background=background), "cityblock")
     PX = model.part_indices(X); PY = PX if Y is None else model.part_indices(Y)
     D = np.zeros((len(PX), len(PY)))
     for m, T in enumerate(distance_tables(model, kind, complement)):
@@ -70,3 +130,4 @@ def pairwise_distances(model: WeightedNaiveBayes, X, Y=None,
         a = _log_evidence(model, PX); b = a if Y is None else _log_evidence(model, PY)
         D += J * np.abs(a[:, None] - b[None, :])
     return D
+

@@ -5,15 +5,25 @@
 # %% ../../nbs/14_neighbors.ipynb #b1dfc031
 from __future__ import annotations
 
+from numbers import Integral
+
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.exceptions import NotFittedError
 from sklearn.neighbors import NearestNeighbors
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils import get_tags
 from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
 from .classifier import WeightedNaiveBayes
-from .geometry import KINDS, block_tables, embedding_from_parts
+from .geometry import (KINDS, constant_coordinates, embedding_from_codes, encode,
+                                               log_proba_from_codes)
+from .sklearn_models import SKLEARN_NAIVE_BAYES
+from ..validation import check_features, check_target
+
 
 # %% auto #0
 __all__ = ['SupervisedKNeighborsClassifier', 'local_agreement', 'local_delta', 'local_margin', 'tie_summary']
@@ -22,10 +32,11 @@ __all__ = ['SupervisedKNeighborsClassifier', 'local_agreement', 'local_delta', '
 _TOL = 1e-9
 
 def _unique_rows(P: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """`np.unique(P, axis=0, return_inverse=True, return_counts=True)` for (n, M) non-negative part indices:
-    one mixed-radix int64 key per row (lexicographic, so the same order) when the key fits, else numpy's row unique."""
-    P = np.asarray(P, dtype=np.int64)
-    if P.ndim == 2 and P.shape[1] and len(P) and P.min() >= 0:
+    """`np.unique(P, axis=0, return_inverse=True, return_counts=True)`; for (n, M) non-negative integer part
+    indices, one mixed-radix int64 key per row (lexicographic, so the same order) when the key fits."""
+    P = np.asarray(P)
+    if P.dtype.kind in "iu" and P.ndim == 2 and P.shape[1] and len(P) and P.min() >= 0:
+        P = P.astype(np.int64)
         span = P.max(axis=0) + 1
         if float(np.prod(span.astype(float))) < 2.0 ** 62:
             w = np.concatenate([np.cumprod(span[::-1])[::-1][1:], [1]]).astype(np.int64)
@@ -44,27 +55,40 @@ def _search(nn: NearestNeighbors, E: np.ndarray, k: int, n_jobs: int | None):
     """`nn.kneighbors(E, k)` with its OpenMP threads bounded: `n_jobs` threads if given (-1: all),
     else one thread for small searches (< 4e6 distance terms), where thread start-up dominates."""
     n_threads = None if n_jobs == -1 else n_jobs
-    if n_jobs is None and len(E) * len(nn._fit_X) * max(E.shape[1], 1) < 4e6: n_threads = 1
+    if n_jobs is None and len(E) * nn.n_samples_fit_ * max(E.shape[1], 1) < 4e6: n_threads = 1
     if n_threads is None: return nn.kneighbors(E, n_neighbors=k)
     with threadpool_limits(limits=n_threads, user_api="openmp"):
         return nn.kneighbors(E, n_neighbors=k)
 
 class SupervisedKNeighborsClassifier(ClassifierMixin, BaseEstimator):
-    """k-NN in the ℓ1 geometry induced by a weighted naive Bayes.
+    """k-NN in the ℓ1 geometry induced by a naive Bayes.
 
-    Fits `model` (default `WeightedNaiveBayes()`) on the training rows, embeds them
+    Fits `model` (default `WeightedNaiveBayes()`; any of scikit-learn's `GaussianNB`, `CategoricalNB`,
+    `BernoulliNB`, `MultinomialNB`, `ComplementNB` too) on the training rows, embeds them
     (`geometry.embedding`, kind in {"nb", "snb", "global", "odds", "shap"}) and searches neighbours
     with scikit-learn's `NearestNeighbors(metric="manhattan", algorithm="brute")` over the distinct
-    recoded training rows. Fitted: `model_`, `classes_`, `n_features_in_`, `feature_names_in_`,
-    `n_unique_` (distinct recoded training rows), `train_pred_` and `train_log_proba_` (the model's
-    predictions on the training rows, for the diagnostics).
+    encoded training rows (`geometry.encode`: part indices, or the feature values of a scikit-learn model).
+    Fitted: `model_`, `classes_`, `n_features_in_`, `feature_names_in_`, `n_unique_` (distinct encoded
+    training rows), `unique_codes_` (n_unique_, M) those rows, `unique_class_counts_` (n_unique_, J) the
+    training rows of each class behind each of them, `train_pred_` and `train_log_proba_` (the model's predictions on the training rows,
+    for the diagnostics). Every option is checked at `fit` (scikit-learn's `_parameter_constraints`).
     """
+    _parameter_constraints: dict = {
+        "kind": [StrOptions(set(KINDS))],
+        "n_neighbors": [Interval(Integral, 1, None, closed="left")],
+        "ties": [StrOptions({"index", "vote"})],
+        "complement": [StrOptions({"pooled", "mixture"})],
+        "model": [None, HasMethods(["fit"])],
+        "prefit": ["boolean"],
+        "n_jobs": [None, Integral],
+    }
+
     def __init__(self, *,
                  kind: str = "shap",  # the geometry
                  n_neighbors: int = 1,  # k
                  ties: str = "index",  # "index": lowest training index among tied rows; "vote": every row tied with the k-th votes
                  complement: str = "pooled",  # complement class for "odds"/"shap"
-                 model=None,  # a WeightedNaiveBayes (cloned and fitted); None: WeightedNaiveBayes()
+                 model=None,  # a naive Bayes (cloned and fitted); None: WeightedNaiveBayes()
                  prefit: bool = False,  # `model` is already fitted: use it as is (one model, several geometries)
                  n_jobs: int | None = None,  # OpenMP threads of the neighbour search (None: all, but 1 for small searches; -1: all)
                 ):
@@ -73,29 +97,33 @@ class SupervisedKNeighborsClassifier(ClassifierMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True; tags.input_tags.categorical = True; tags.input_tags.string = True
+        if self.model is None or isinstance(self.model, WeightedNaiveBayes):    # MODL reads text, categories, NaN
+            tags.input_tags.allow_nan = True; tags.input_tags.categorical = True; tags.input_tags.string = True
+        else:                                                                   # what the model reads
+            tags.input_tags.positive_only = get_tags(self.model).input_tags.positive_only
         return tags
 
-    def _check_params(self):
-        if self.kind not in KINDS: raise ValueError(f"kind must be one of {KINDS}, got {self.kind!r}")
-        if self.ties not in ("index", "vote"): raise ValueError(f"ties must be 'index' or 'vote', got {self.ties!r}")
-        if not (isinstance(self.n_neighbors, (int, np.integer)) and self.n_neighbors >= 1):
-            raise ValueError(f"n_neighbors must be a positive integer, got {self.n_neighbors!r}")
-
     def fit(self, X, y):
-        "Fit the model on (X, y), embed and index the distinct recoded training rows."
-        self._check_params()
+        "Fit the model on (X, y), embed and index the distinct encoded training rows."
+        self._validate_params()
         if self.prefit:
             if self.model is None: raise ValueError("prefit=True needs a fitted `model`")
-            check_is_fitted(self.model, "weights_"); self.model_ = self.model
-            unknown = set(pd.unique(np.asarray(y))) - set(self.model_.classes_)
-            if unknown: raise ValueError(f"y has labels {sorted(map(str, unknown))} unknown to the prefitted model")
+            try: check_is_fitted(self.model)
+            except NotFittedError: raise NotFittedError("model: prefit=True needs a fitted model") from None
+            self.model_ = self.model
         else:
-            self.model_ = (WeightedNaiveBayes() if self.model is None else clone(self.model)).fit(X, y)
+            model = WeightedNaiveBayes() if self.model is None else clone(self.model)
+            if isinstance(model, SKLEARN_NAIVE_BAYES) and not sp.issparse(X):   # errors naming X's columns first
+                check_features(clone(model), X, reset=True, numeric=True, allow_nan=False)
+            self.model_ = model.fit(X, y)
         m = self.model_
+        P = encode(m, X)                                            # checks the model and X
+        y = check_target(y, len(P))
+        if self.prefit:
+            unknown = set(pd.unique(np.asarray(y))) - set(m.classes_)
+            if unknown: raise ValueError(f"y has labels {sorted(map(str, unknown))} unknown to the prefitted model")
         self.classes_ = m.classes_; self.n_features_in_ = m.n_features_in_
         if hasattr(m, "feature_names_in_"): self.feature_names_in_ = m.feature_names_in_
-        P = m.part_indices(X)
         self._y = np.searchsorted(self.classes_, np.asarray(y)).reshape(len(P))
         n, J = len(P), len(self.classes_)
         if self.n_neighbors > n: raise ValueError(f"n_neighbors={self.n_neighbors} > {n} training rows")
@@ -108,25 +136,29 @@ class SupervisedKNeighborsClassifier(ClassifierMixin, BaseEstimator):
         self._first_rows = np.full((len(uniq), k), n, dtype=np.int64)   # up to k lowest row indices per pattern
         self._first_rows[inv[order][keep], rank[keep]] = order[keep]
         self._sizes = sizes
-        self._class_counts = np.bincount(inv * J + self._y, minlength=len(uniq) * J).reshape(len(uniq), J).astype(float)
-        self._uniq = uniq; self.n_unique_ = len(uniq)
-        tabs = block_tables(m, self.kind, self.complement)          # drop coordinates constant over all parts
-        keep = np.concatenate([np.ptp(t, axis=0) > 0 for t in tabs] + ([np.ones(1, bool)] if self.kind == "global" else []))
-        self._keep = keep if keep.size else np.ones(0, bool)
-        self._nn = NearestNeighbors(metric="manhattan", algorithm="brute", n_jobs=self.n_jobs).fit(self._embed(uniq))
-        self.train_log_proba_ = m._predict_log_proba_parts(uniq)[inv]   # row-wise: equal to the rows' own values
+        self.unique_class_counts_ = np.bincount(inv * J + self._y, minlength=len(uniq) * J).reshape(len(uniq), J).astype(float)
+        self.unique_codes_ = uniq; self.n_unique_ = len(uniq)
+        self._keep = ~constant_coordinates(m, self.kind, self.complement)   # coordinates equal for every input add nothing
+        self._E = self._embed(uniq)
+        self._nn = NearestNeighbors(metric="manhattan", algorithm="brute", n_jobs=self.n_jobs).fit(self._E)
+        self.train_log_proba_ = log_proba_from_codes(m, uniq)[inv]   # row-wise: equal to the rows' own values
         self.train_pred_ = np.argmax(self.train_log_proba_, axis=1)
         return self
 
     def _embed(self, P):
-        "Embedding of part-index rows without the coordinates that are constant (e.g. zero-weight variables)."
-        E = embedding_from_parts(self.model_, P, self.kind, self.complement)[:, self._keep]
+        "Embedding of encoded rows without the coordinates that are constant (e.g. zero-weight variables)."
+        E = embedding_from_codes(self.model_, P, self.kind, self.complement)[:, self._keep]
         return E if E.shape[1] else np.zeros((len(P), 1))
+
+    def embed(self, X) -> np.ndarray:
+        "(n, D) the rows of X in the searched space (the embedding without its constant coordinates): ℓ1 there is d_kind."
+        check_is_fitted(self, "model_")
+        return self._embed(encode(self.model_, X))
 
     def _query(self, X):
         "Distances d and tuple ids t (n, K) of the nearest distinct training tuples, and the k-th distance dk (n,)."
         check_is_fitted(self, "model_")
-        P = self.model_.part_indices(X)
+        P = encode(self.model_, X)
         Pu, back = np.unique(P, axis=0, return_inverse=True)       # identical test rows are searched once
         d, t, dk = self._query_parts(Pu)
         back = back.ravel()
@@ -176,7 +208,7 @@ class SupervisedKNeighborsClassifier(ClassifierMixin, BaseEstimator):
             return out / ind.shape[1]
         d, t, dk = self._query(X)
         inside = d <= (dk + _TOL * (1 + dk))[:, None]
-        votes = np.einsum("nk,nkj->nj", inside.astype(float), self._class_counts[t])
+        votes = np.einsum("nk,nkj->nj", inside.astype(float), self.unique_class_counts_[t])
         return votes / votes.sum(axis=1, keepdims=True)
 
     def predict(self, X) -> np.ndarray:
@@ -184,18 +216,48 @@ class SupervisedKNeighborsClassifier(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "model_")
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
+    def class_distances(self, X) -> np.ndarray:
+        "(n, J) the distance from each row of X to its nearest training row of each class (inf for a class without rows)."
+        check_is_fitted(self, "model_")
+        E = self.embed(X)
+        dist = np.full((len(E), len(self.classes_)), np.inf)
+        for j in range(len(self.classes_)):                           # one search per class, over its distinct rows
+            has = self.unique_class_counts_[:, j] > 0
+            if has.any():
+                nn = NearestNeighbors(metric="manhattan", algorithm="brute").fit(self._E[has])
+                dist[:, j] = _search(nn, E, 1, self.n_jobs)[0][:, 0]
+        return dist
+
+    def tie_summary(self, X) -> dict:
+        "Share of rows of X with several training rows at the k-th neighbour distance, and with conflicting labels among them."
+        d, t, dk = self._query(X)
+        inside = d <= (dk + _TOL * (1 + dk))[:, None]
+        n_rows = (inside * self._sizes[t]).sum(axis=1)
+        labels = (np.einsum("nk,nkj->nj", inside.astype(float), self.unique_class_counts_[t]) > 0).sum(axis=1)
+        return {"tied": float((n_rows > self.n_neighbors).mean()), "conflicting": float((labels > 1).mean()),
+                "exact_duplicate": float((d[:, 0] == 0).mean())}
+
+
 # %% ../../nbs/14_neighbors.ipynb #8250dbca
+def _fitted_knn(knn):
+    if not isinstance(knn, SupervisedKNeighborsClassifier):
+        raise TypeError(f"knn must be a SupervisedKNeighborsClassifier, got {type(knn).__name__}")
+    try: check_is_fitted(knn, "model_")
+    except NotFittedError: raise NotFittedError("knn: this SupervisedKNeighborsClassifier is not fitted yet; call fit first") from None
+    return knn
+
+
 def local_agreement(knn: SupervisedKNeighborsClassifier, X) -> float:
     "LocAgree_k: mean share of the k neighbours whose SNB prediction equals the test row's (§5.3.2)."
-    _, ind = knn.kneighbors(X)
-    pred = np.argmax(knn.model_.predict_log_proba(X), axis=1)
+    _, ind = _fitted_knn(knn).kneighbors(X)
+    pred = np.argmax(log_proba_from_codes(knn.model_, encode(knn.model_, X)), axis=1)
     return float((knn.train_pred_[ind] == pred[:, None]).mean())
 
 
 def local_delta(knn: SupervisedKNeighborsClassifier, X) -> float:
     "LocDelta_k (29): mean Delta_1 between a test row's SNB log-posteriors and its k neighbours'."
-    _, ind = knn.kneighbors(X)
-    lp = knn.model_.predict_log_proba(X)
+    _, ind = _fitted_knn(knn).kneighbors(X)
+    lp = log_proba_from_codes(knn.model_, encode(knn.model_, X))
     return float(np.abs(knn.train_log_proba_[ind] - lp[:, None, :]).sum(axis=2).mean())
 
 
@@ -203,20 +265,13 @@ def local_margin(knn: SupervisedKNeighborsClassifier, X, y,
                  per_row: bool = False,  # return the (n,) margins instead of their mean
                 ):
     "Normalized local margin (d- - d+)/(d- + d+) of §5.3.4 (0 when both are 0; NaN when a side is empty)."
-    check_is_fitted(knn, "model_")
-    m = knn.model_
-    E = knn._embed(m.part_indices(X))
-    yi = np.searchsorted(knn.classes_, np.asarray(y))
-    known = (yi < len(knn.classes_)) & (knn.classes_[np.minimum(yi, len(knn.classes_) - 1)] == np.asarray(y))
+    dist = _fitted_knn(knn).class_distances(X)
+    y = np.asarray(y).reshape(-1) if np.ndim(y) else np.asarray([y])
+    if len(y) != len(dist): raise ValueError(f"y has {len(y)} labels for {len(dist)} rows of X")
     J = len(knn.classes_)
-    emb = knn._nn._fit_X
-    dist = np.full((len(E), J), np.inf)
-    for j in range(J):                                            # one search per class, over its distinct rows
-        has = knn._class_counts[:, j] > 0
-        if has.any():
-            nn = NearestNeighbors(metric="manhattan", algorithm="brute").fit(emb[has])
-            dist[:, j] = _search(nn, E, 1, knn.n_jobs)[0][:, 0]
-    rows = np.arange(len(E)); yk = np.where(known, yi, 0)
+    yi = np.searchsorted(knn.classes_, y)
+    known = (yi < J) & (knn.classes_[np.minimum(yi, J - 1)] == y)
+    rows = np.arange(len(dist)); yk = np.where(known, yi, 0)
     dplus = np.where(known, dist[rows, yk], np.inf)
     other = dist.copy(); other[rows, yk] = np.inf
     dminus = np.where(known, other.min(axis=1), dist.min(axis=1))
@@ -225,12 +280,9 @@ def local_margin(knn: SupervisedKNeighborsClassifier, X, y,
     marg[~np.isfinite(dplus) | ~np.isfinite(dminus)] = np.nan
     return marg if per_row else float(np.nanmean(marg))
 
+
 # %% ../../nbs/14_neighbors.ipynb #5b3d88d3
 def tie_summary(knn: SupervisedKNeighborsClassifier, X) -> dict:
     "Share of rows of X with several training rows at the k-th neighbour distance, and with conflicting labels among them."
-    d, t, dk = knn._query(X)
-    inside = d <= (dk + _TOL * (1 + dk))[:, None]
-    n_rows = (inside * knn._sizes[t]).sum(axis=1)
-    labels = (np.einsum("nk,nkj->nj", inside.astype(float), knn._class_counts[t]) > 0).sum(axis=1)
-    return {"tied": float((n_rows > knn.n_neighbors).mean()), "conflicting": float((labels > 1).mean()),
-            "exact_duplicate": float((d[:, 0] == 0).mean())}
+    return _fitted_knn(knn).tie_summary(X)
+

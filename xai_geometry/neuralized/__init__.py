@@ -6,20 +6,25 @@
 __all__ = []
 
 # %% ../../nbs/B_neuralized.ipynb #ee8afd5e
+from . import attribution
+from .lrp import (LRPTerms, PoolingWeights, heuristic_beta_svm, heuristic_eta_knn, heuristic_eta_svm,
+                                         heuristic_kappa_knn, median_scale)
+from .svm import NeuralizedSVM, SoftPoolNetwork
+from .knn import NeuralizedKNN
+from .kernel_regression import NeuralizedKernelRegression
+from .multiclass import NeuralizedMulticlassSVM
+from .l1_knn import NeuralizedL1KNN
+from .models import NeuralizedPipeline, explain, neuralize
+from .flipping import ConditionalKDEInpainter, aufc, flipping_curve
+
 _EXPORTS = {
-    "NeuralizedSVM": "svm", "NeuralizedKNN": "knn",
+    "explain": "models", "neuralize": "models", "NeuralizedPipeline": "models",
+    "NeuralizedSVM": "svm", "SoftPoolNetwork": "svm", "NeuralizedKNN": "knn",
     "NeuralizedKernelRegression": "kernel_regression", "NeuralizedMulticlassSVM": "multiclass",
-    "NeuralizedL1KNN": "l1_knn",
+    "NeuralizedL1KNN": "l1_knn", "PoolingWeights": "lrp", "LRPTerms": "lrp",
     "flipping_curve": "flipping", "aufc": "flipping", "ConditionalKDEInpainter": "flipping",
     "heuristic_eta_svm": "lrp", "heuristic_beta_svm": "lrp", "heuristic_kappa_knn": "lrp",
     "heuristic_eta_knn": "lrp", "median_scale": "lrp",
 }
+__all__ = ["attribution", *_EXPORTS]
 
-def __getattr__(name):
-    "Import a public name from its module on first use (PEP 562)."
-    if name in _EXPORTS:
-        import importlib
-        return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-def __dir__(): return sorted(list(globals()) + list(_EXPORTS))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 from dataclasses import dataclass
 from typing import Callable
 
@@ -15,6 +16,9 @@ import pandas as pd
 from scipy import special
 from sklearn.base import is_classifier, is_regressor
 from sklearn.utils.validation import check_is_fitted
+
+from .svm import check_points, rbf_gamma
+
 
 # %% auto #0
 __all__ = ['BASELINES', 'GRADIENT_BASELINES', 'ExplainedModel', 'explained_model', 'explained_output', 'output_gradient',
@@ -25,31 +29,16 @@ __all__ = ['BASELINES', 'GRADIENT_BASELINES', 'ExplainedModel', 'explained_model
 _CHUNK = 1 << 21  # elements of the largest temporary (rows x support vectors) per chunk
 
 
-def _check_X(X, n_features: int | None = None, name: str = "X") -> np.ndarray:
-    "X as a finite float (n, d) array; a clear error otherwise."
-    if isinstance(X, (pd.DataFrame, pd.Series)):
-        X = X.to_numpy()
-    try:
-        X = np.asarray(X, dtype=float)
-    except (TypeError, ValueError) as e:
-        raise TypeError(f"{name} must be a numeric array of shape (n_samples, n_features)") from e
-    if X.ndim != 2:
-        raise ValueError(f"{name} must be 2-dimensional (n_samples, n_features), got shape {X.shape}")
-    if n_features is not None and X.shape[1] != n_features:
-        raise ValueError(f"{name} has {X.shape[1]} features, expected {n_features}")
-    if not np.all(np.isfinite(X)):
-        raise ValueError(f"{name} contains NaN or infinite values")
-    return X
+def _rows(em, X, name: str = "X") -> np.ndarray:
+    "X checked against the model's columns (`validation.check_features`: a DataFrame matched by name; NaN, ±inf refused), as float (n, d)."
+    return check_points(em.model if isinstance(em, ExplainedModel) else em, X, name)
 
 
-def _rbf_gamma(model, n_features: int) -> float | None:
-    "The RBF width the fitted model uses, or None if its kernel is not the Gaussian one."
-    if getattr(model, "kernel", None) != "rbf":
-        return None
-    if hasattr(model, "_gamma"):  # libsvm models resolve "scale"/"auto" into _gamma at fit time
-        return float(model._gamma)
-    g = getattr(model, "gamma", None)  # KernelRidge: None means 1 / n_features (pairwise_kernels)
-    return 1.0 / n_features if g is None else float(g)
+def _named(model, f):
+    "f with its (n, d) array argument handed to the model as a DataFrame of its column names, when it has them."
+    names = getattr(model, "feature_names_in_", None)
+    if names is None: return f
+    return lambda X: f(pd.DataFrame(X, columns=names))
 
 
 @dataclass
@@ -123,7 +112,7 @@ def explained_model(model) -> ExplainedModel:
     d = int(d)
 
     # Gaussian kernel expansions
-    gamma = _rbf_gamma(model, d)
+    gamma = rbf_gamma(model)
     if gamma is not None and hasattr(model, "support_vectors_"):
         a = np.asarray(model.dual_coef_, float)
         if a.shape[0] != 1:
@@ -138,7 +127,7 @@ def explained_model(model) -> ExplainedModel:
         return ExplainedModel(model, "kernel", d, f, g, f"{name}.predict")
     if getattr(model, "kernel", None) == "linear" and hasattr(model, "X_fit_"):  # KernelRidge, linear kernel
         w = np.asarray(model.dual_coef_, float).ravel() @ np.asarray(model.X_fit_, float)
-        out = lambda X: np.asarray(model.predict(X), float).ravel()
+        out = _named(model, lambda X: np.asarray(model.predict(X), float).ravel())
         return ExplainedModel(model, "linear", d, out, lambda X: np.broadcast_to(w, X.shape).copy(), f"{name}.predict")
 
     # linear models and linear-kernel SVMs: f = w.x + b
@@ -150,52 +139,56 @@ def explained_model(model) -> ExplainedModel:
         if w is not None and (w.ndim == 1 or w.shape[0] == 1) and w.size == d:
             w = w.ravel()
             method = "decision_function" if classifier else "predict"
-            out = lambda X: np.asarray(getattr(model, method)(X), float).ravel()
+            out = _named(model, lambda X: np.asarray(getattr(model, method)(X), float).ravel())
             return ExplainedModel(model, "linear", d, out, lambda X: np.broadcast_to(w, X.shape).copy(), f"{name}.{method}")
 
     if hasattr(model, "_fit_X") and name.startswith("KNeighbors") and classifier:
-        out = lambda X: model.predict_proba(X)[:, 1] - 0.5
+        out = _named(model, lambda X: model.predict_proba(X)[:, 1] - 0.5)
         return ExplainedModel(model, "knn", d, out, None, f"{name}.predict_proba[:, 1] - 0.5 (signed vote fraction / 2)")
     if classifier and hasattr(model, "decision_function"):
-        out = lambda X: np.asarray(model.decision_function(X), float).ravel()
+        out = _named(model, lambda X: np.asarray(model.decision_function(X), float).ravel())
         return ExplainedModel(model, "generic", d, out, None, f"{name}.decision_function")
     if classifier and hasattr(model, "predict_proba"):
-        out = lambda X: model.predict_proba(X)[:, 1] - 0.5
+        out = _named(model, lambda X: model.predict_proba(X)[:, 1] - 0.5)
         return ExplainedModel(model, "generic", d, out, None, f"{name}.predict_proba[:, 1] - 0.5")
     if classifier:
         raise TypeError(f"{name} has neither decision_function nor predict_proba: no real-valued output to explain")
-    out = lambda X: np.asarray(model.predict(X), float).ravel()
+    out = _named(model, lambda X: np.asarray(model.predict(X), float).ravel())
     return ExplainedModel(model, "generic", d, out, None, f"{name}.predict")
 
 
 def explained_output(model, X) -> np.ndarray:
     "The real-valued output f(X) -> (n,) that every baseline explains (positive = `classes_[1]`)."
     em = explained_model(model)
-    return em.output(_check_X(X, em.n_features))
+    return em.output(_rows(em, X))
+
+
+def _no_gradient(em: ExplainedModel) -> TypeError:
+    "The explanatory error for models without an analytic gradient."
+    if em.kind == "knn":
+        return TypeError(
+            f"{type(em.model).__name__}: a k-NN output is piecewise constant, its gradient is zero almost "
+            "everywhere and undefined on cell boundaries, so gradient-based methods (gradient x input, "
+            "sensitivity, integrated gradients) do not apply; use occlusion, Shapley sampling, KernelSHAP, "
+            "LIME or NeuralizedKNN.explain")
+    return TypeError(
+        f"{type(em.model).__name__}: no analytic gradient (available for Gaussian- or linear-kernel "
+        "SVC/NuSVC/SVR/NuSVR/KernelRidge and linear models); use a model-agnostic method")
 
 
 def output_gradient(model, X) -> np.ndarray:
     "Analytic gradient of the explained output, (n, d); TypeError for models without one (k-NN)."
     em = explained_model(model)
-    X = _check_X(X, em.n_features)
-    if em.gradient is None:
-        if em.kind == "knn":
-            raise TypeError(
-                f"{type(em.model).__name__}: a k-NN output is piecewise constant, its gradient is zero almost "
-                "everywhere and undefined on cell boundaries, so gradient-based methods (gradient x input, "
-                "sensitivity, integrated gradients) do not apply; use occlusion, Shapley sampling, KernelSHAP, "
-                "LIME or NeuralizedKNN.explain")
-        raise TypeError(
-            f"{type(em.model).__name__}: no analytic gradient (available for Gaussian- or linear-kernel "
-            "SVC/NuSVC/SVR/NuSVR/KernelRidge and linear models); use a model-agnostic method")
+    X = _rows(em, X)
+    if em.gradient is None: raise _no_gradient(em)
     return em.gradient(X)
+
 
 # %% ../../nbs/25_attribution.ipynb #77b771be
 def _gradient_model(model, X):
     em = explained_model(model)
-    X = _check_X(X, em.n_features)
-    output_gradient(em, X[:0])  # raises the explanatory TypeError for models without a gradient
-    return em, X
+    if em.gradient is None: raise _no_gradient(em)
+    return em, _rows(em, X)
 
 
 def gradient_x_input(model, X, background=None, *, random_state=None) -> np.ndarray:
@@ -235,7 +228,7 @@ def integrated_gradients(model, X, background=None, *, random_state=None, baseli
     `baseline` x' is zero (default), a (d,) vector or an (n, d) array; `n_steps` Riemann steps of
     the straight path with `rule` in {"right", "left", "midpoint", "trapezoid"}."""
     em, X = _gradient_model(model, X)
-    x0 = np.zeros_like(X) if baseline is None else np.broadcast_to(_check_X(np.atleast_2d(baseline), em.n_features, "baseline"), X.shape)
+    x0 = np.zeros_like(X) if baseline is None else np.broadcast_to(_rows(em, np.atleast_2d(baseline), "baseline"), X.shape)
     alphas, weights = _path_weights(n_steps, rule)
     n, d = X.shape
     out = np.empty_like(X)
@@ -252,7 +245,7 @@ def _reference(background, em: ExplainedModel, how: str = "mean") -> np.ndarray:
     "Reference rows (B, d): the background mean (how='mean') or the background rows (how='data')."
     if background is None:
         raise ValueError("background (the training set, or reference rows) is required by this method")
-    B = _check_X(np.atleast_2d(background), em.n_features, "background")
+    B = _rows(em, background if isinstance(background, pd.DataFrame) else np.atleast_2d(background), "background")
     if len(B) == 0:
         raise ValueError("background must have at least one row")
     if how == "mean":
@@ -274,7 +267,7 @@ def _chunk_rows(per_row: int) -> int:
 def occlusion(model, X, background=None, *, random_state=None) -> np.ndarray:
     "Occlusion R_j = f(x) - f(x with x_j set to the training mean), (n, d)."
     em = explained_model(model)
-    X = _check_X(X, em.n_features)
+    X = _rows(em, X)
     ref = _reference(background, em)[0]
     n, d = X.shape
     out = np.empty_like(X)
@@ -305,7 +298,7 @@ def shapley_sampling(model, X, background=None, *, random_state=0, n_permutation
     `n_permutations` random permutations (the same for every point; "all" = every permutation,
     the exact Shapley value). Exactly efficient: each permutation telescopes to f(x) - f(xbar)."""
     em = explained_model(model)
-    X = _check_X(X, em.n_features)
+    X = _rows(em, X)
     ref = _reference(background, em)[0]
     n, d = X.shape
     perms = _permutations(d, n_permutations, np.random.default_rng(random_state))
@@ -354,7 +347,7 @@ def kernel_shap(model, X, background=None, *, random_state=0, n_samples: int | N
     `n_samples` coalitions (default 2d + 2048, shap's default): all 2^d - 2 when they fit (exact
     Shapley values), otherwise drawn from the Shapley kernel in complementary pairs."""
     em = explained_model(model)
-    X = _check_X(X, em.n_features)
+    X = _rows(em, X)
     Rf = _reference(background, em, reference)
     n, d = X.shape
     if n_samples is None:
@@ -432,7 +425,7 @@ def lime(model, X, background=None, *, random_state=0, n_samples: int = 5000,
     Relevance of feature j = ridge coefficient of the indicator "same quartile bin as x_j" in the
     locally weighted surrogate. `background` is the training set (bin borders and statistics)."""
     em = explained_model(model)
-    X = _check_X(X, em.n_features)
+    X = _rows(em, X)
     B = _reference(background, em, "data")
     if not isinstance(n_samples, (int, np.integer)) or n_samples < 2:
         raise ValueError(f"n_samples must be an integer >= 2, got {n_samples!r}")
@@ -482,8 +475,23 @@ BASELINES: dict[str, Callable[..., np.ndarray]] = {
 GRADIENT_BASELINES = ("gradient_x_input", "sensitivity", "integrated_gradients")
 
 
-def explain(method: str, model, X, background=None, *, random_state=0, **options) -> np.ndarray:
-    "Run the baseline `method` (a key of BASELINES) -> (n, d)."
+def explain(model,                     # fitted binary classifier or regressor (see `explained_model`)
+            X,                         # (n, d) points to explain (array or DataFrame, matched by column name)
+            *args,                     # (deprecated) the old order explain(method, model, X, background)
+            method: str | None = None, # a key of BASELINES (Table 2's names)
+            background=None,           # training set or reference rows (occlusion, the Shapley methods, LIME)
+            random_state=0,
+            **options) -> np.ndarray:
+    "Run the baseline `method` on `model` -> relevance (n, d), positive = evidence for `classes_[1]`."
+    if isinstance(model, str) and method is None:   # explain(method, model, X[, background]): the order before the model came first
+        warnings.warn("attribution.explain(method, model, X, background): pass the model first, "
+                      "explain(model, X, method=..., background=...); the old order will be removed", FutureWarning, stacklevel=2)
+        if len(args) > 2: raise TypeError("explain takes model, X and background in the old order")
+        method, model, X, background = model, X, (args[0] if args else None), (args[1] if len(args) > 1 else background)
+    elif args:
+        raise TypeError(f"explain takes the model and X as its only positional arguments, got {2 + len(args)}")
+    if method is None: raise TypeError(f"explain needs method=..., one of {sorted(BASELINES)}")
     if method not in BASELINES:
         raise ValueError(f"method must be one of {sorted(BASELINES)}, got {method!r}")
     return BASELINES[method](model, X, background, random_state=random_state, **options)
+

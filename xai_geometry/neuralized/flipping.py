@@ -9,8 +9,17 @@ from typing import Callable
 
 import numpy as np
 from scipy.special import logsumexp
+from sklearn.base import BaseEstimator
+from sklearn.utils import check_array
+from sklearn.utils._param_validation import StrOptions
+from sklearn.utils.validation import check_is_fitted
 
-from .attribution import _check_X, explained_model
+from ..explanation import Explanation
+from ..validation import check_features, check_params
+from .lrp import Int, Float
+from .svm import check_points
+from .attribution import ExplainedModel, explained_model
+
 
 # %% auto #0
 __all__ = ['ConditionalKDEInpainter', 'flipping_step', 'flipping_curve', 'aufc']
@@ -25,12 +34,15 @@ def _sq_dists(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     return np.maximum(D, 0.0)
 
 
-class ConditionalKDEInpainter:
+class ConditionalKDEInpainter(BaseEstimator):
     """Gaussian KDE of a training set, sampled conditionally on a subset of kept features.
 
     The kernel is (s/pi)^(d/2) exp(-s |x - u|^2), i.e. N(u, I / (2s)); `fit` chooses the inverse
     bandwidth s by leave-one-out likelihood on a grid (refined by the fixed-point iteration of
     the authors' code); `sample` / `sample_batch` draw the removed features."""
+
+    _parameter_constraints = {"scales": ["array-like", None], "refine": ["boolean"],
+                              "max_iter": [Int(1, None, closed="left")], "tol": [Float(0, None, closed="left")]}
 
     def __init__(self, *,
                  scales=None,  # grid of inverse bandwidths s (default: 41 values, 1e-2 .. 1e4 times 1 / mean squared distance)
@@ -67,7 +79,9 @@ class ConditionalKDEInpainter:
 
     def fit(self, X, y=None):
         "Store the training set (m, d) and choose s by leave-one-out likelihood."
-        U = _check_X(X, None, "X_train")
+        check_params(self, self._parameter_constraints,
+                     {"scales": self.scales, "refine": self.refine, "max_iter": self.max_iter, "tol": self.tol})
+        U = check_features(self, X, reset=True, name="X_train")
         if len(U) < 2:
             raise ValueError(f"X_train needs at least 2 rows for the leave-one-out bandwidth, got {len(U)}")
         self.X_train_ = U
@@ -106,15 +120,14 @@ class ConditionalKDEInpainter:
 
     # -- sampling ----------------------------------------------------------------------------
     def _check_fitted(self):
-        if not hasattr(self, "scale_"):
-            raise ValueError("this ConditionalKDEInpainter is not fitted yet: call fit(X_train) first")
+        check_is_fitted(self, "scale_")     # NotFittedError (a ValueError) naming the class
 
     def sample_batch(self, X, kept_mask, n_draws: int = 50, random_state=None) -> np.ndarray:
         """Draws (n, n_draws, d): kept features (kept_mask True) equal X, the others come from the conditional KDE.
 
         X (n, d) points; kept_mask (n, d) or (d,) booleans; one numpy Generator stream for all."""
         self._check_fitted()
-        X = _check_X(X, self.n_features_in_)
+        X = check_points(self, X)
         M = np.asarray(kept_mask)
         if M.dtype != bool:
             raise TypeError(f"kept_mask must be boolean, got dtype {M.dtype}")
@@ -158,24 +171,29 @@ class ConditionalKDEInpainter:
         return self.sample_batch(x[None], km[None], n_draws, random_state)[0]
 
 # %% ../../nbs/26_flipping.ipynb #d4249a51
+_OUTPUTS = StrOptions({"label", "decision"})
+
+
 def flipping_step(n_features: int) -> int:
     "Removals between two points of the curve: 1 (d <= 10), 2 (d <= 50) or 5 (d > 50)."
     return 1 if n_features <= 10 else (2 if n_features <= 50 else 5)
 
 
-def _as_output(model) -> Callable[[np.ndarray], np.ndarray]:
-    "f: (m, d) -> (m,) from a fitted estimator, an object with `decision_function` only (a neuralized model) or a callable."
-    if not hasattr(model, "fit"):
+def _as_output(model, X):
+    "f: (m, d) -> (m,) and the checked points X, from a fitted estimator, a network of part B (`decision_function`) or a callable."
+    if not hasattr(model, "fit") and not isinstance(model, ExplainedModel):
         if hasattr(model, "decision_function"):
-            return lambda X: np.asarray(model.decision_function(X), float).ravel()
+            X = check_points(model, X) if hasattr(model, "n_features_in_") else check_array(X, input_name="X")
+            return (lambda Z: np.asarray(model.decision_function(Z), float).ravel()), X
         if callable(model):
-            return lambda X: np.asarray(model(X), float).ravel()
-    return explained_model(model).output
+            return (lambda Z: np.asarray(model(Z), float).ravel()), check_array(X, input_name="X")
+    em = explained_model(model)
+    return em.output, check_points(em.model, X)
 
 
 def flipping_curve(model,  # fitted binary classifier (see attribution.explained_model), an object with decision_function, or a callable f: (m, d) -> (m,)
                    X,  # (n, d) explained points
-                   relevance,  # (n, d) relevances, positive = evidence for classes_[1]
+                   relevance,  # (n, d) relevances, positive = evidence for classes_[1], or a 2-d Explanation
                    X_train=None,  # (m, d) training set for the KDE in-painter (or pass `inpainter`)
                    *,
                    inpainter: ConditionalKDEInpainter | None = None,  # a fitted in-painter
@@ -184,24 +202,23 @@ def flipping_curve(model,  # fitted binary classifier (see attribution.explained
                    output: str = "label",  # "label": s * predicted class (+-1); "decision": s * f
                    random_state=0,
                    ) -> tuple[np.ndarray, np.ndarray]:
-    """Feature-flipping curves with conditional KDE in-painting (Bley et al. §6.1, protocol B.5).
+    """Feature-flipping curves with conditional KDE in-painting (Bley et al. §6.1, the protocol of the authors' code).
 
     Returns `n_removed` (k,) = 0, step, 2 step, ..., d and `curves` (n, k): the mean over
     `n_draws` in-painted inputs of sign(f(x)) * prediction after removing the first r features
     of the order of decreasing sign(f(x)) * relevance."""
-    f = _as_output(model)
-    X = _check_X(X, None)
+    f, X = _as_output(model, X)
     n, d = X.shape
-    R = _check_X(relevance, d, "relevance")
+    if isinstance(relevance, Explanation):
+        if relevance.values.ndim != 2: raise ValueError("relevance is an Explanation of several outputs: pick one with .select_output(k)")
+        relevance = relevance.values
+    R = check_array(relevance, input_name="relevance")
+    if R.shape[1] != d: raise ValueError(f"relevance has {R.shape[1]} features but X has {d}")
     if R.shape[0] != n:
         raise ValueError(f"relevance has {R.shape[0]} rows but X has {n}")
-    if output not in ("label", "decision"):
-        raise ValueError(f"output must be 'label' or 'decision', got {output!r}")
-    if not isinstance(n_draws, (int, np.integer)) or n_draws < 1:
-        raise ValueError(f"n_draws must be a positive integer, got {n_draws!r}")
+    check_params("flipping_curve", {"output": [_OUTPUTS], "n_draws": [Int(1, None, closed="left")],
+                                    "step": [Int(1, None, closed="left"), None]}, {"output": output, "n_draws": n_draws, "step": step})
     step = flipping_step(d) if step is None else step
-    if not isinstance(step, (int, np.integer)) or step < 1:
-        raise ValueError(f"step must be a positive integer, got {step!r}")
     if inpainter is None:
         if X_train is None:
             raise ValueError("pass X_train (the training set) or a fitted inpainter")

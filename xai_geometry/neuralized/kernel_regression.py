@@ -5,11 +5,17 @@
 # %% ../../nbs/23_kernel_regression.ipynb #247ed56a
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from scipy.linalg import solve
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils._param_validation import StrOptions
 
-from .svm import SoftPoolNetwork, check_rbf_model, dense
+from ..validation import check_params
+from .lrp import NETWORK_OPTIONS, Float
+from .svm import (SoftPoolNetwork, check_rbf_model, check_points, check_finite_result, dense,
+                                         feature_names_from)
+
 
 # %% auto #0
 __all__ = ['NeuralizedKernelRegression']
@@ -19,26 +25,34 @@ class NeuralizedKernelRegression(SoftPoolNetwork):
     """A fitted Gaussian `KernelRidge` or `SVR` (or `NuSVR`) as a two-pool network whose decision boundary is
     a contour level c of the regression function (§5, eq. 8).
 
-    `decision_function(X)` = g, positive iff the network says f(x) > c; `explain(X, eta, beta)` the relevance
+    `decision_function(X)` = g, positive iff the network says f(x) > c; `explain(X, *, eta, beta)` the relevance
     (n, d), positive = evidence for f(x) > c. `method="bias"`: θ′ = θ − c, boundary exactly {f = c};
     `method="recentre"` (KernelRidge only): α′ = α − c·Δα, Δα = (K + λI)⁻¹1 (the model refitted on y − c;
     assumes it was fitted without sample weights). The fitted model is never modified."""
-    def __init__(self, model,          # fitted KernelRidge(kernel="rbf"), SVR or NuSVR(kernel="rbf")
-                 level: float = 0.0,   # contour level c to explain
-                 *, method: str = "bias", # "bias" (θ′ = θ − c) or "recentre" (KernelRidge: α′ = α − cΔα)
+    _parameter_constraints = {**NETWORK_OPTIONS, "level": [Float(None, None, closed="neither")],
+                              "method": [StrOptions({"bias", "recentre"})]}
+
+    def __init__(self, model,              # fitted KernelRidge(kernel="rbf"), SVR or NuSVR(kernel="rbf")
+                 *args,                    # (deprecated) the level, by position
+                 level: float = 0.0,       # contour level c to explain (finite)
+                 method: str = "bias",     # "bias" (θ′ = θ − c) or "recentre" (KernelRidge: α′ = α − cΔα)
                  chunk_size: int | None = None, blas_threads: int | None = 1):
         from sklearn.kernel_ridge import KernelRidge
         from sklearn.svm import SVR, NuSVR
-        if method not in ("bias", "recentre"):
-            raise ValueError(f"method must be 'bias' or 'recentre', got {method!r}")
+        if args:
+            if len(args) > 1: raise TypeError(f"NeuralizedKernelRegression takes the model as its only positional argument, got {1 + len(args)}")
+            warnings.warn("NeuralizedKernelRegression(model, level): pass the level as a keyword, "
+                          "NeuralizedKernelRegression(model, level=...); the positional form will be removed", FutureWarning, stacklevel=2)
+            level = args[0]
+        check_params(self, self._parameter_constraints, {"level": level, "method": method,
+                                                         "chunk_size": chunk_size, "blas_threads": blas_threads})
         level = float(level)
-        if not np.isfinite(level): raise ValueError(f"level must be finite, got {level}")
         gamma = check_rbf_model(model, (KernelRidge, SVR, NuSVR), "KernelRidge, SVR or NuSVR with kernel='rbf'")
         if isinstance(model, KernelRidge):
-            coef = np.asarray(model.dual_coef_, dtype=float)
+            coef = dense(model.dual_coef_, "the model's dual coefficients")
             if coef.ndim == 2 and coef.shape[1] != 1:
                 raise ValueError(f"multi-output KernelRidge ({coef.shape[1]} targets) is not supported: fit one model per target")
-            coef = coef.ravel(); U = dense(model.X_fit_); theta = 0.0
+            coef = coef.ravel(); U = dense(model.X_fit_, "the model's training points"); theta = 0.0
             if method == "recentre":
                 from sklearn.metrics.pairwise import rbf_kernel
                 K = rbf_kernel(U, gamma=gamma)                        # the training Gram matrix, as KernelRidge built it
@@ -52,22 +66,24 @@ class NeuralizedKernelRegression(SoftPoolNetwork):
         else:
             if method == "recentre":
                 raise ValueError("method='recentre' re-centres KernelRidge coefficients; for SVR use method='bias'")
-            coef = np.asarray(model.dual_coef_.toarray() if hasattr(model.dual_coef_, "toarray") else model.dual_coef_,
-                              dtype=float).ravel()
-            U = dense(model.support_vectors_); theta = float(model.intercept_[0]) - level
+            coef = dense(model.dual_coef_, "the model's dual coefficients").ravel()
+            U = dense(model.support_vectors_, "the model's support vectors"); theta = float(np.ravel(model.intercept_)[0]) - level
         pos, neg = coef > 0, coef < 0
         super().__init__(U[pos], coef[pos], U[neg], -coef[neg], theta, gamma, classes=np.array([-1, 1]),
                          chunk_size=chunk_size, blas_threads=blas_threads)
         self.level, self.method = level, method
         self.coef_ = coef                                  # the (possibly re-centred) α′, in the model's row order
-        self.feature_names_in_ = getattr(model, "feature_names_in_", None)
+        feature_names_from(self, model)
 
     def regression_function(self, X) -> np.ndarray:
         "The shifted regression function the network represents: f(x) − c (bias) or f′(x) (recentre), (n,)."
-        X = self._check(X)
-        out = np.zeros(len(X))
-        for U, a, s in ((self.support_pos_, self.alpha_pos_, 1), (self.support_neg_, self.alpha_neg_, -1)):
-            if len(a):
-                D = np.maximum((X ** 2).sum(1)[:, None] + (U ** 2).sum(1)[None] - 2 * X @ U.T, 0)
-                out += s * np.exp(-self.gamma_ * D) @ a
-        return out + self.theta_
+        X = check_points(self, X)
+        Xc = X - self.pools_.centre; mp = self.n_support_[0]
+        out = np.full(len(X), self.theta_)
+        with np.errstate(over="ignore"):
+            for b in self._chunks(len(X)):
+                K = np.exp(-self.gamma_ * self.pools_.sqdist(Xc[b]))   # distances overflowing to +inf give kernel 0
+                out[b] += K[:, :mp] @ self.alpha_pos_ - K[:, mp:] @ self.alpha_neg_
+        check_finite_result(self, X, out)
+        return out
+

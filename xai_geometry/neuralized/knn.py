@@ -6,11 +6,15 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
-from .lrp import TwoPools, relevance, blas_threads, heuristic_kappa_knn, heuristic_eta_knn
-from .svm import check_points, dense
+from ..validation import check_params
+from .lrp import (TwoPools, PoolingWeights, LRPTerms, NETWORK_OPTIONS, Int, Float, relevance,
+                                         root_value, blas_threads, heuristic_kappa_knn, heuristic_eta_knn)
+from .svm import check_points, check_finite_result, dense, feature_names_from
+
 
 # %% auto #0
 __all__ = ['NeuralizedKNN']
@@ -19,90 +23,107 @@ __all__ = ['NeuralizedKNN']
 class NeuralizedKNN:
     """A fitted binary k-NN classifier (euclidean, odd k, uniform weights) as the rank-pooling network of §3.2.
 
-    `decision_function(X)` = g = d_q⁻² − d_q⁺² (n,); `explain(X, eta, kappa)` the LRP relevance (n, d),
-    positive = evidence for `classes_[1]`. Neighbour ranks are computed here by one matrix product
-    per block and `np.argpartition`; the fitted model is only read (and asked for its own vote
-    on exact ties, g = 0)."""
-    def __init__(self, knn, # fitted sklearn.neighbors.KNeighborsClassifier, binary, odd k, uniform, euclidean
-                 *, chunk_size: int | None = None, # rows per block
+    `decision_function(X)` = g = d_q⁻² − d_q⁺² (n,); `explain(X, *, eta, kappa)` the LRP relevance (n, d),
+    positive = evidence for `classes_[1]`; `explain_terms` the same with its conservation law. Neighbour ranks
+    are computed here by one matrix product per block and `np.argpartition`; the fitted model is only read
+    (and asked for its own vote on exact ties, g = 0)."""
+    _parameter_constraints = dict(NETWORK_OPTIONS)
+
+    def __init__(self, model, # fitted sklearn.neighbors.KNeighborsClassifier, binary, odd k, uniform, euclidean
+                 *, chunk_size: int | None = None, # rows per block (default: ~2·10⁶ matrix entries)
                  blas_threads: int | None = 1,     # BLAS threads (None: the BLAS default)
                 ):
         from sklearn.neighbors import KNeighborsClassifier
-        if not isinstance(knn, KNeighborsClassifier):
-            raise TypeError(f"knn must be a fitted KNeighborsClassifier, got {type(knn).__name__}")
-        check_is_fitted(knn)
-        k = knn.n_neighbors
+        check_params(self, self._parameter_constraints, {"chunk_size": chunk_size, "blas_threads": blas_threads})
+        if not isinstance(model, KNeighborsClassifier):
+            raise TypeError(f"model must be a fitted KNeighborsClassifier, got {type(model).__name__}")
+        check_is_fitted(model)
+        k = model.n_neighbors
+        if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or k < 1:
+            raise ValueError(f"the model's n_neighbors must be a positive integer, got {k!r}")
         if k % 2 == 0: raise ValueError(f"n_neighbors must be odd (k = 2q − 1) to be neuralized, got {k}")
-        if knn.weights != "uniform":
-            raise ValueError(f"weights must be 'uniform' to be neuralized, got {knn.weights!r}")
-        metric = getattr(knn, "effective_metric_", knn.metric)
+        if model.weights != "uniform":
+            raise ValueError(f"weights must be 'uniform' to be neuralized, got {model.weights!r}")
+        metric = getattr(model, "effective_metric_", model.metric)
         if metric not in ("euclidean", "l2"):
             raise ValueError(f"the metric must be euclidean (metric='minkowski' with p=2, or 'euclidean'), "
-                             f"got effective metric {metric!r}" + ("" if not getattr(knn, "effective_metric_params_", None)
-                                                                  else f" with {knn.effective_metric_params_}"))
-        if getattr(knn, "outputs_2d_", False): raise ValueError("multi-output k-NN cannot be neuralized")
-        if len(knn.classes_) != 2:
-            raise ValueError(f"NeuralizedKNN needs a binary classifier, this one has {len(knn.classes_)} classes")
-        self.model_ = knn
-        self.classes_ = knn.classes_
-        self.n_neighbors = k; self.q_ = (k + 1) // 2
-        X = dense(knn._fit_X); y = np.asarray(knn._y).ravel()
+                             f"got effective metric {metric!r}" + ("" if not getattr(model, "effective_metric_params_", None)
+                                                                  else f" with {model.effective_metric_params_}"))
+        if getattr(model, "outputs_2d_", False): raise ValueError("multi-output k-NN cannot be neuralized")
+        if len(model.classes_) != 2:
+            raise ValueError(f"NeuralizedKNN needs a binary classifier, this one has {len(model.classes_)} classes")
+        X = dense(model._fit_X, "the model's training points"); y = np.asarray(model._y).ravel()
+        if k > len(X):
+            raise ValueError(f"n_neighbors = {k} exceeds the {len(X)} training rows of the model "
+                             "(scikit-learn refuses it at prediction time)")
+        q = (k + 1) // 2
+        for c in (0, 1):
+            if (y == c).sum() < q:
+                raise ValueError(f"class {np.asarray(model.classes_[c]).item()!r} has {(y == c).sum()} training row(s), fewer than "
+                                 f"q = (n_neighbors + 1)/2 = {q}: its q-th nearest neighbour, which rank pooling "
+                                 "compares, does not exist (the k-NN always votes for the other class)")
+        self.model_ = model
+        self.classes_ = model.classes_
+        self.n_neighbors, self.q_ = int(k), q
         self.pos_index_, self.neg_index_ = np.flatnonzero(y == 1), np.flatnonzero(y == 0)   # training rows per pool
         self.pools_ = TwoPools(X[self.pos_index_], X[self.neg_index_])
         self.n_features_in_ = X.shape[1]
-        self.feature_names_in_ = getattr(knn, "feature_names_in_", None)
+        feature_names_from(self, model)
         self.chunk_size, self.blas_threads = chunk_size, blas_threads
 
     @property
     def n_pool_(self) -> tuple[int, int]: return self.pools_.n_pos, self.pools_.n_neg
 
     def _blocks(self, n):
+        check_params(self, {"chunk_size": NETWORK_OPTIONS["chunk_size"]}, {"chunk_size": self.chunk_size})  # also if set later
         step = self.chunk_size or max(16, (1 << 21) // max(1, sum(self.n_pool_)))
         return [slice(s, s + step) for s in range(0, n, step)]
 
-    def _kappa(self, kappa):
-        kappa = heuristic_kappa_knn(self.n_neighbors) if kappa is None else int(kappa)
-        if kappa < 0 or kappa > self.q_ - 1:
-            raise ValueError(f"kappa must lie in 0..q−1 = 0..{self.q_ - 1} (ranks q−κ ≥ 1), got {kappa}")
-        return kappa
+    def _options(self, eta, kappa):
+        "η and κ checked (the message names the option), Table 1's defaults filled in."
+        check_params(f"{type(self).__name__}.explain",
+                     {"eta": [Float(0, 1), None], "kappa": [Int(0, self.q_ - 1), None]}, {"eta": eta, "kappa": kappa})
+        return (heuristic_eta_knn(self.n_neighbors) if eta is None else float(eta),
+                heuristic_kappa_knn(self.n_neighbors) if kappa is None else int(kappa))
 
     @staticmethod
     def _nearest(D, r):
-        "Indices (n, r) and squared distances of the r nearest columns of D, sorted by (distance, column)."
+        "Indices (n, r) and values of the r smallest columns of D per row, sorted by (value, column)."
         m = D.shape[1]; r = min(r, m)
-        if r == 0: return np.empty((len(D), 0), int), np.empty((len(D), 0))
         idx = np.argpartition(D, r - 1, axis=1)[:, :r] if r < m else np.tile(np.arange(m), (len(D), 1))
-        idx.sort(axis=1)                                           # by column first, then a stable sort by distance
+        idx.sort(axis=1)                                           # by column first, then a stable sort by value
         d = np.take_along_axis(D, idx, axis=1)
         o = np.argsort(d, axis=1, kind="stable")
         return np.take_along_axis(idx, o, axis=1), np.take_along_axis(d, o, axis=1)
 
     def _block(self, Xb, kappa):
-        "Centred block, band indices/distances per pool, and g."
+        """Band indices and values ‖x − u‖² − ‖x‖² (ranks 1..q+κ) per pool, and g. The common ‖x‖² is left out
+        (`TwoPools.cross_raw`): ranks and g = d_q⁻² − d_q⁺² do not depend on it, and without it they stay finite
+        and exact far from the data; uncentred, like scikit-learn, so that ties on grids stay exact."""
         mp = self.pools_.n_pos; q = self.q_
-        Xc = Xb - self.pools_.centre
-        D = self.pools_.sqdist_raw(Xb)                      # uncentred, like scikit-learn: ties on grids stay exact
+        D = self.pools_.cross_raw(Xb)
         ip, dp = self._nearest(D[:, :mp], q + kappa)
         i_n, dn = self._nearest(D[:, mp:], q + kappa)
-        rq = lambda d: d[:, q - 1] if d.shape[1] >= q else np.full(len(d), np.inf)   # q-th distance (∞ if the class is too small)
-        g = rq(dn) - rq(dp)
-        return Xc, ip, i_n, g
+        return ip, dp, i_n, dn, dn[:, q - 1] - dp[:, q - 1]
 
     def decision_function(self, X) -> np.ndarray:
         "g(x) = d_q⁻(x)² − d_q⁺(x)², the rank-pooling network's output (n,); > 0 means classes_[1]."
-        X = check_points(X, self.n_features_in_, self.feature_names_in_)
-        out = np.empty(len(X))
-        with blas_threads(self.blas_threads):
+        X = check_points(self, X); out = np.empty(len(X))
+        with blas_threads(self.blas_threads), np.errstate(over="ignore", invalid="ignore"):
             for b in self._blocks(len(X)): out[b] = self._block(X[b], 0)[-1]
+        check_finite_result(self, X, out)
         return out
 
     def predict(self, X) -> np.ndarray:
         "Labels from the sign of g; on exact ties (g = 0) the fitted model's own vote (see the tie rule)."
-        X = check_points(X, self.n_features_in_, self.feature_names_in_)
+        X = check_points(self, X)
         g = self.decision_function(X)
         out = self.classes_[(g > 0).astype(int)]
         tie = g == 0
-        if tie.any(): out[tie] = self.model_.predict(X[tie])
+        if tie.any():
+            Xt = X[tie]
+            if hasattr(self.model_, "feature_names_in_"): Xt = pd.DataFrame(Xt, columns=self.model_.feature_names_in_)
+            out[tie] = self.model_.predict(Xt)
         return out
 
     def _band(self, ip, i_n, kappa, n):
@@ -111,29 +132,45 @@ class NeuralizedKNN:
         cols, vals = [], []
         for idx, off, sign in ((ip, 0, 1.0), (i_n, mp, -1.0)):
             band = idx[:, lo:]                                        # ranks q−κ .. q+κ (clipped to the class size)
-            cols.append(band + off); vals.append(np.full(band.shape, sign / max(1, band.shape[1])))
+            cols.append(band + off); vals.append(np.full(band.shape, sign / band.shape[1]))
         C = np.hstack(cols); V = np.hstack(vals)
         return sp.csr_matrix((V.ravel(), C.ravel(), np.arange(0, C.size + 1, C.shape[1])), shape=(n, mp + mn))
 
-    def pooling_weights(self, X, kappa: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-        "Pooling probabilities of eq. (4): P+ (n, m+) and P− (n, m−), uniform on each class's index band."
-        X = check_points(X, self.n_features_in_, self.feature_names_in_); kappa = self._kappa(kappa)
-        with blas_threads(self.blas_threads):
-            S = sp.vstack([self._band(*self._block(X[b], kappa)[1:3], kappa, len(X[b])) for b in self._blocks(len(X))])
-        S = S.toarray(); mp = self.n_pool_[0]
-        return S[:, :mp], -S[:, mp:]
+    def pooling_weights(self, X, *, kappa: int | None = None) -> PoolingWeights:
+        "Pooling probabilities of eq. (4): P+ (n, m+), P− (n, m−) uniform on each class's index band; no bias member."
+        X = check_points(self, X); _, kappa = self._options(None, kappa)
+        with blas_threads(self.blas_threads), np.errstate(over="ignore", invalid="ignore"):
+            S = sp.vstack([self._band(*self._block(X[b], kappa)[0:3:2], kappa, len(X[b])) for b in self._blocks(len(X))])
+        S = S.toarray(); mp = self.n_pool_[0]; zero = np.zeros(len(X))
+        return PoolingWeights(S[:, :mp], -S[:, mp:], zero, zero.copy())
 
     def explain(self, X,
-                eta: float | None = None,  # reference position η ∈ [0, 1] (default: Table 1, 0.8)
-                kappa: int | None = None,  # band half-width κ ∈ 0..q−1 (default: Table 1, (k − 1)/2)
+                *, eta: float | None = None,  # reference position η ∈ [0, 1] (default: Table 1, 0.8)
+                kappa: int | None = None,     # band half-width κ ∈ 0..q−1 (default: Table 1, (k − 1)/2)
                ) -> np.ndarray:
         "Relevance E_η (n, d) of eq. (6) with the band pooling of eq. (4); positive = evidence for classes_[1]."
-        X = check_points(X, self.n_features_in_, self.feature_names_in_); kappa = self._kappa(kappa)
-        eta = heuristic_eta_knn(self.n_neighbors) if eta is None else float(eta)
-        if not 0 <= eta <= 1: raise ValueError(f"eta must lie in [0, 1], got {eta!r}")
-        E = np.empty_like(X)
-        with blas_threads(self.blas_threads):
-            for b in self._blocks(len(X)):
-                Xc, ip, i_n, _ = self._block(X[b], kappa)
-                E[b] = relevance(self.pools_, X[b], self._band(ip, i_n, kappa, len(Xc)), eta, Xc=Xc)
-        return E
+        return self._explain(X, eta, kappa, terms=False)
+
+    def explain_terms(self, X, *, eta: float | None = None, kappa: int | None = None) -> LRPTerms:
+        "E_η with its conservation law: relevance.sum(1) + root + gap = g; root = gap = 0 for η = 1, κ = 0."
+        return self._explain(X, eta, kappa, terms=True)
+
+    def _explain(self, X, eta, kappa, terms):
+        X = check_points(self, X); eta, kappa = self._options(eta, kappa)
+        n = len(X); E = np.empty_like(X); g = np.empty(n); root = np.empty(n); M = np.empty(n)
+        lo = self.q_ - kappa - 1
+        with blas_threads(self.blas_threads), np.errstate(over="ignore", invalid="ignore"):
+            for b in self._blocks(n):
+                ip, dp, i_n, dn, g[b] = self._block(X[b], kappa)
+                S = self._band(ip, i_n, kappa, len(ip))
+                E[b] = relevance(self.pools_, X[b], S, eta)
+                if terms:                     # Σ_ij p_i p_j z_ij(x) = band mean of d⁻² − band mean of d⁺² (‖x‖² cancels)
+                    M[b] = dn[:, lo:].mean(1) - dp[:, lo:].mean(1)
+                    root[b] = root_value(self.pools_, X[b], S, eta)
+        if not terms:
+            check_finite_result(self, X, E)
+            return E
+        gap = g - M
+        check_finite_result(self, X, E, g, root, gap)
+        return LRPTerms(E, g, root, gap)
+

@@ -7,6 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.spatial.distance import cdist
+from sklearn.utils.validation import check_is_fitted
+
+from ..validation import check_params
+from .lrp import PoolingWeights, LRPTerms, Int
+
 
 # %% auto #0
 __all__ = ['NeuralizedL1KNN']
@@ -15,95 +20,71 @@ __all__ = ['NeuralizedL1KNN']
 _TOL = 1e-9  # distances within this relative gap are equal (as in naive_bayes.neighbors)
 
 class NeuralizedL1KNN:
-    """A binary k-NN (odd k, uniform votes) under the ℓ1 distance of an embedding, as part B's
-    rank-pooling network with ℓ1 detection units.
+    """Part A's fitted ℓ1 k-NN (`SupervisedKNeighborsClassifier`: binary, odd k, ties="index") as part B's
+    rank-pooling network with ℓ1 detection units, over the distinct recoded training rows and their counts.
 
-    `fit(U, y, groups)` stores the training embedding U (m, D), binary labels and a grouping of the
-    D coordinates (e.g. the variable owning each coordinate); `from_supervised_knn(knn, X, y)` builds
-    it from part A's fitted `SupervisedKNeighborsClassifier` (embedding, k, variable blocks).
-    `decision_function(E)` = g = d_q⁻ − d_q⁺ (n,); `explain(E)` the relevance (n, D), exact and
-    conservative; `explain_groups(E)` the same summed per group (n, G). Positive = evidence for
-    `classes_[1]`. Distances are scipy's `cdist(..., "cityblock")`, one block of rows at a time.
-    """
-    def __init__(self, *, n_neighbors: int = 1,      # k (odd)
-                 kappa: int = 0,                      # band half-width κ ∈ 0..q−1 (0: exact rank pooling, Σ R = g)
-                 chunk_size: int | None = None,       # test rows per block (None: ~16 MB of distances)
+    `decision_function(X)` = g = d_q⁻ − d_q⁺ (n,); `explain(X, *, kappa)` the relevance per input variable (n, M),
+    exact and conservative; `explain_coordinates` per embedding coordinate (n, D); `explain_terms` the relevance
+    per variable with its conservation law. Positive = evidence for `classes_[1]`. X are raw rows, recoded and
+    embedded by the wrapped model; distances are scipy's `cdist(..., "cityblock")`, one block of rows at a time."""
+    _parameter_constraints = {"chunk_size": [Int(1, None, closed="left"), None]}
+
+    def __init__(self, model,                        # fitted naive_bayes.SupervisedKNeighborsClassifier, binary, odd k
+                 *, chunk_size: int | None = None,  # test rows per block (None: ~16 MB of distances)
                 ):
-        self.n_neighbors, self.kappa, self.chunk_size = n_neighbors, kappa, chunk_size
-
-    def fit(self, U, y,
-            groups=None,        # (D,) group index of each coordinate (None: one group per coordinate)
-            group_names=None,   # (G,) names of the groups
-           ) -> "NeuralizedL1KNN":
-        "Store the training embedding (m, D) and labels (m,), binary."
-        k = self.n_neighbors
-        if not (isinstance(k, (int, np.integer)) and k >= 1 and k % 2 == 1):
-            raise ValueError(f"n_neighbors must be a positive odd integer (k = 2q − 1), got {k!r}")
-        U = np.asarray(U, dtype=float)
-        if U.ndim != 2: raise ValueError(f"U must be 2-D (n_samples, n_coordinates), got shape {U.shape}")
-        if not np.isfinite(U).all(): raise ValueError("U contains NaN or infinity")
-        y = np.asarray(y)
-        if len(y) != len(U): raise ValueError(f"y has {len(y)} labels for {len(U)} rows of U")
-        self.classes_, yi = np.unique(y, return_inverse=True)
-        if len(self.classes_) != 2: raise ValueError(f"NeuralizedL1KNN needs two classes, got {len(self.classes_)}")
-        self.q_ = (k + 1) // 2
-        if not 0 <= self.kappa <= self.q_ - 1: raise ValueError(f"kappa must lie in 0..q−1 = 0..{self.q_ - 1}, got {self.kappa!r}")
+        from xai_geometry.naive_bayes.neighbors import SupervisedKNeighborsClassifier
+        from xai_geometry.naive_bayes.geometry import embedding_from_parts
+        check_params(self, self._parameter_constraints, {"chunk_size": chunk_size})
+        if not isinstance(model, SupervisedKNeighborsClassifier):
+            raise TypeError(f"model must be a fitted SupervisedKNeighborsClassifier (part A), got {type(model).__name__}")
+        check_is_fitted(model, "model_")
+        if len(model.classes_) != 2: raise ValueError(f"the k-NN must be binary, it has {len(model.classes_)} classes")
+        k = model.n_neighbors
+        if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or k < 1 or k % 2 == 0:
+            raise ValueError(f"the model's n_neighbors must be a positive odd integer (k = 2q − 1), got {k!r}")
+        if model.ties != "index":
+            raise ValueError(f"the model's ties must be 'index' (lowest training index among tied rows), got {model.ties!r}: "
+                             "with ties='vote' every row tied with the k-th votes, which rank pooling does not reproduce")
+        m = model.model_; J = len(m.classes_); M = m.n_features_in_
+        self.counts_ = np.asarray(model.unique_class_counts_, dtype=np.int64)      # (U, 2) training rows per pattern and class
+        self.U_ = embedding_from_parts(m, model.unique_codes_, model.kind, model.complement)   # (U, D) distinct embedded rows
+        q = (k + 1) // 2
         for c in (0, 1):
-            if (yi == c).sum() < self.q_ + self.kappa:
-                raise ValueError(f"class {self.classes_[c]!r} has fewer than q + κ = {self.q_ + self.kappa} rows")
-        self.U_, self.y_ = U, yi.ravel()
-        self.pos_index_, self.neg_index_ = np.flatnonzero(self.y_ == 1), np.flatnonzero(self.y_ == 0)
-        D = U.shape[1]
-        groups = np.arange(D) if groups is None else np.asarray(groups, dtype=int)
-        if groups.shape != (D,) or (groups < 0).any(): raise ValueError(f"groups must be (D,) = ({D},) non-negative integers")
-        self.groups_ = groups; G = int(groups.max()) + 1 if D else 0
-        self.group_names_ = np.asarray([f"c{g}" for g in range(G)] if group_names is None else list(group_names), dtype=object)
-        if len(self.group_names_) != G: raise ValueError(f"group_names has {len(self.group_names_)} names for {G} groups")
-        self.n_features_in_ = D
-        return self
-
-    @classmethod
-    def from_supervised_knn(cls, knn,  # fitted naive_bayes.SupervisedKNeighborsClassifier, binary, odd k
-                            X, y,      # its training rows and labels (the rows it was fitted on)
-                            kappa: int = 0, chunk_size: int | None = None) -> "NeuralizedL1KNN":
-        "The network of part A's k-NN: its embedding of X, its k, one group per input variable (+ 'log p_w(D)' for kind='global')."
-        from sklearn.utils.validation import check_is_fitted
-        from xai_geometry.naive_bayes.geometry import embedding
-        check_is_fitted(knn, "model_")
-        if len(knn.classes_) != 2: raise ValueError(f"the k-NN must be binary, it has {len(knn.classes_)} classes")
-        if knn.ties != "index": raise ValueError("only the lowest-index tie rule (ties='index') is reproduced")
-        m = knn.model_; J = len(m.classes_); M = m.n_features_in_
-        U = embedding(m, X, knn.kind, knn.complement)
-        names = list(getattr(m, "feature_names_in_", [f"x{i}" for i in range(M)]))
+            if self.counts_[:, c].sum() < q:
+                raise ValueError(f"class {np.asarray(model.classes_[c]).item()!r} has {self.counts_[:, c].sum()} training "
+                                 f"row(s), fewer than q = (n_neighbors + 1)/2 = {q}")
+        self.model_, self.kind_ = model, model.kind
+        self.classes_ = model.classes_
+        self.n_neighbors, self.q_ = int(k), q
+        self.pos_patterns_ = np.flatnonzero(self.counts_[:, 1] > 0)         # the pools: patterns holding each class
+        self.neg_patterns_ = np.flatnonzero(self.counts_[:, 0] > 0)
         groups = np.repeat(np.arange(M), J)
-        if knn.kind == "global": groups = np.append(groups, M); names.append("log p_w(D)")
-        net = cls(n_neighbors=knn.n_neighbors, kappa=kappa, chunk_size=chunk_size).fit(U, np.asarray(y), groups, names)
-        net.embedder_ = (m, knn.kind, knn.complement)
-        return net
+        names = list(getattr(m, "feature_names_in_", [f"x{i}" for i in range(M)]))
+        if self.U_.shape[1] > M * J: groups = np.append(groups, M); names.append("log p_w(D)")   # kind="global"
+        self.groups_, self.variable_names_ = groups, np.asarray(names, dtype=object)
+        self.n_features_in_ = M
+        if hasattr(m, "feature_names_in_"): self.feature_names_in_ = np.asarray(m.feature_names_in_, dtype=object)
+        self.chunk_size = chunk_size
 
-    def transform(self, X) -> np.ndarray:
-        "Embed raw rows as the k-NN does (only for a network built by `from_supervised_knn`)."
-        from xai_geometry.naive_bayes.geometry import embedding
-        if not hasattr(self, "embedder_"): raise ValueError("transform needs a network built by from_supervised_knn")
-        model, kind, complement = self.embedder_
-        return embedding(model, X, kind, complement)
-
-    def _check(self, E):
-        if not hasattr(self, "U_"): raise ValueError("this NeuralizedL1KNN is not fitted")
-        E = np.asarray(E, dtype=float)
-        if E.ndim != 2 or E.shape[1] != self.n_features_in_:
-            raise ValueError(f"E must be (n, {self.n_features_in_}) embedded points, got shape {E.shape}")
-        if not np.isfinite(E).all(): raise ValueError("E contains NaN or infinity")
-        return E
+    def embed(self, X) -> np.ndarray:
+        "Raw rows recoded and embedded as the k-NN does (the model's own checks of X apply), (n, D)."
+        from xai_geometry.naive_bayes.geometry import embedding_from_parts
+        P = self.model_.model_.part_indices(X)
+        return embedding_from_parts(self.model_.model_, P, self.kind_, self.model_.complement)
 
     def _blocks(self, n):
+        check_params(self, self._parameter_constraints, {"chunk_size": self.chunk_size})   # also if set later
         step = self.chunk_size or max(8, (1 << 21) // max(1, len(self.U_)))
         return [slice(s, s + step) for s in range(0, n, step)]
+
+    def _kappa(self, kappa):
+        check_params(f"{type(self).__name__}.explain", {"kappa": [Int(0, self.q_ - 1)]}, {"kappa": kappa})
+        return int(kappa)
 
     @staticmethod
     def _ranked(D, r):
         "Columns (n, r) of the r smallest entries of each row of D, sorted by (value, column)."
-        m = D.shape[1]
+        m = D.shape[1]; r = min(r, m)
         if r < m:
             idx = np.argpartition(D, r - 1, axis=1)[:, :r]
             kth = np.take_along_axis(D, idx, 1).max(axis=1)
@@ -120,69 +101,85 @@ class NeuralizedL1KNN:
         o = np.argsort(np.take_along_axis(D, idx, 1), axis=1, kind="stable")
         return np.take_along_axis(idx, o, 1)
 
-    def _band(self, Eb, kappa):
-        "Distances (b, m) and band row indices of each class, (b, 2κ+1) each, ordered by (distance, index)."
-        D = cdist(Eb, self.U_, "cityblock")
-        r = self.q_ + kappa
-        ip = self.pos_index_[self._ranked(D[:, self.pos_index_], r)][:, self.q_ - kappa - 1:]
-        i_n = self.neg_index_[self._ranked(D[:, self.neg_index_], r)][:, self.q_ - kappa - 1:]
-        return D, ip, i_n
+    def _pool(self, D, c, kappa):
+        """One class's band: patterns (b, r), their band weights (b, r) (rows of ranks q−κ..q+κ, ordered by
+        (distance, pattern order), each pattern's rows consecutive) and the q-th distance (b,)."""
+        T = self.pos_patterns_ if c == 1 else self.neg_patterns_
+        q = self.q_; n_c = int(self.counts_[:, c].sum())
+        idx = T[self._ranked(D[:, T], q + kappa)]                         # every row of rank ≤ q+κ is in these patterns
+        cnt = self.counts_[idx, c]; hi_cum = np.cumsum(cnt, axis=1); lo_cum = hi_cum - cnt + 1
+        lo, hi = q - kappa, min(q + kappa, n_c)
+        w = np.clip(np.minimum(hi_cum, hi) - np.maximum(lo_cum, lo) + 1, 0, None) / (hi - lo + 1)
+        at_q = np.argmax(hi_cum >= q, axis=1)
+        return idx, w, np.take_along_axis(D, idx, 1)[np.arange(len(D)), at_q]
 
-    def decision_function(self, E) -> np.ndarray:
-        "g(x) = d_q⁻(x) − d_q⁺(x) in ℓ1, (n,); > 0 means classes_[1]."
-        E = self._check(E); out = np.empty(len(E))
+    def _decide(self, E):
+        g = np.empty(len(E)); dmin = np.empty(len(E))
         for b in self._blocks(len(E)):
-            D, ip, i_n = self._band(E[b], 0)
-            rows = np.arange(len(D))
-            out[b] = D[rows, i_n[:, 0]] - D[rows, ip[:, 0]]
+            D = cdist(E[b], self.U_, "cityblock")
+            dp, dn = self._pool(D, 1, 0)[2], self._pool(D, 0, 0)[2]
+            g[b] = dn - dp; dmin[b] = np.minimum(dp, dn)
+        return g, dmin
+
+    def decision_function(self, X) -> np.ndarray:
+        "g(x) = d_q⁻(x) − d_q⁺(x) in ℓ1, (n,); > 0 means classes_[1]."
+        return self._decide(self.embed(X))[0]
+
+    def ties(self, X) -> np.ndarray:
+        "(n,) True where g = 0 up to a relative 1e-9: the vote is decided by the model's tie rule, not by the sign of g."
+        g, dmin = self._decide(self.embed(X))
+        return np.abs(g) <= _TOL * (1 + dmin)
+
+    def predict(self, X) -> np.ndarray:
+        "Labels from the sign of g; where g = 0 up to a relative 1e-9, the wrapped model's own vote (its lowest-index rule)."
+        g, dmin = self._decide(self.embed(X))
+        out = self.classes_[(g > 0).astype(int)]
+        tie = np.abs(g) <= _TOL * (1 + dmin)
+        if tie.any():
+            rows = np.flatnonzero(tie)
+            out[tie] = self.model_.predict(X.iloc[rows] if hasattr(X, "iloc") else np.asarray(X)[rows])
         return out
 
-    def predict(self, E) -> np.ndarray:
-        "Labels from the sign of g; where g = 0 up to a relative 1e-9, the lowest-index k-NN vote (part A's rule)."
-        E = self._check(E); out = np.empty(len(E), dtype=int); tie = np.zeros(len(E), bool)
-        k = self.n_neighbors
-        for b in self._blocks(len(E)):
-            D, ip, i_n = self._band(E[b], 0)
-            rows = np.arange(len(D))
-            dp, dn = D[rows, ip[:, 0]], D[rows, i_n[:, 0]]
-            g = dn - dp
-            t = np.abs(g) <= _TOL * (1 + np.minimum(dp, dn))
-            o = (g > 0).astype(int)
-            for r in np.flatnonzero(t):                   # part A's rule: tie groups of sorted distances, then index
-                d = D[r]; dk = np.partition(d, k - 1)[k - 1]
-                c = np.flatnonzero(d <= dk + 2 * _TOL * (1 + dk) + 1e-12)        # candidates: every row tied up to the k-th
-                c = c[np.argsort(d[c], kind="stable")]; ds = d[c]
-                grp = np.cumsum(np.r_[False, np.diff(ds) > _TOL * (1 + ds[1:])])
-                first = c[np.lexsort((c, grp))[:k]]
-                o[r] = int(self.y_[first].sum() * 2 > k)
-            out[b] = o; tie[b] = t
-        self.last_ties_ = tie                              # which rows of the last call were decided by the tie rule
-        return self.classes_[out]
+    def pooling_weights(self, X, *, kappa: int = 0) -> PoolingWeights:
+        "Band pooling weights over the distinct training rows of each class: (n, |pos_patterns_|), (n, |neg_patterns_|)."
+        kappa = self._kappa(kappa); E = self.embed(X); n = len(E)
+        P = np.zeros((n, len(self.pos_patterns_))); N = np.zeros((n, len(self.neg_patterns_)))
+        col_p = np.full(len(self.U_), -1); col_p[self.pos_patterns_] = np.arange(len(self.pos_patterns_))
+        col_n = np.full(len(self.U_), -1); col_n[self.neg_patterns_] = np.arange(len(self.neg_patterns_))
+        for b in self._blocks(n):
+            D = cdist(E[b], self.U_, "cityblock"); r = np.arange(b.start, b.start + len(D))[:, None]
+            for out, c, col in ((P, 1, col_p), (N, 0, col_n)):
+                idx, w, _ = self._pool(D, c, kappa)
+                np.add.at(out, (np.broadcast_to(r, idx.shape), col[idx]), w)
+        zero = np.zeros(n)
+        return PoolingWeights(P, N, zero, zero.copy())
 
-    def pooling_weights(self, E, kappa: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-        "Band pooling probabilities P+ (n, m) and P− (n, m) over the training rows (uniform over ranks q−κ..q+κ)."
-        E = self._check(E); kappa = self.kappa if kappa is None else int(kappa)
-        Pp = np.zeros((len(E), len(self.U_))); Pn = np.zeros_like(Pp)
+    def _coordinates(self, E, kappa):
+        "Relevance per coordinate (n, D), g and the band difference of mean distances (n,)."
+        R = np.empty_like(E); g = np.empty(len(E)); M = np.empty(len(E))
         for b in self._blocks(len(E)):
-            _, ip, i_n = self._band(E[b], kappa)
-            r = np.arange(ip.shape[0])[:, None] + b.start
-            Pp[r, ip] = 1.0 / ip.shape[1]; Pn[r, i_n] = 1.0 / i_n.shape[1]
-        return Pp, Pn
+            D = cdist(E[b], self.U_, "cityblock"); x = E[b][:, None, :]; rows = np.arange(len(D))[:, None]
+            ip, wp, dp = self._pool(D, 1, kappa); i_n, wn, dn = self._pool(D, 0, kappa)
+            R[b] = np.einsum("nr,nrd->nd", wn, np.abs(x - self.U_[i_n])) - np.einsum("nr,nrd->nd", wp, np.abs(x - self.U_[ip]))
+            g[b] = dn - dp                                          # the q-th distances do not depend on κ
+            M[b] = (wn * D[rows, i_n]).sum(1) - (wp * D[rows, ip]).sum(1)
+        return R, g, M
 
-    def explain(self, E, kappa: int | None = None) -> np.ndarray:
-        "R (n, D): Σ_j p_j |x − u_j| − Σ_i p_i |x − u_i| per coordinate; sums to d̄⁻ − d̄⁺ (= g for κ = 0)."
-        E = self._check(E); kappa = self.kappa if kappa is None else int(kappa)
-        if not 0 <= kappa <= self.q_ - 1: raise ValueError(f"kappa must lie in 0..q−1 = 0..{self.q_ - 1}, got {kappa}")
-        R = np.empty_like(E)
-        for b in self._blocks(len(E)):
-            _, ip, i_n = self._band(E[b], kappa)
-            x = E[b][:, None, :]
-            R[b] = np.abs(x - self.U_[i_n]).mean(axis=1) - np.abs(x - self.U_[ip]).mean(axis=1)
-        return R
+    def explain_coordinates(self, X, *, kappa: int = 0) -> np.ndarray:
+        "R (n, D): Σ_j p_j |x − u_j| − Σ_i p_i |x − u_i| per embedding coordinate; sums to d̄⁻ − d̄⁺ (= g for κ = 0)."
+        return self._coordinates(self.embed(X), self._kappa(kappa))[0]
 
-    def explain_groups(self, E, kappa: int | None = None) -> np.ndarray:
-        "R summed over the coordinates of each group, (n, G): which variables made the positive neighbours nearer."
-        R = self.explain(E, kappa)
-        out = np.zeros((len(R), len(self.group_names_)))
+    def _by_variable(self, R):
+        out = np.zeros((len(R), len(self.variable_names_)))
         np.add.at(out.T, self.groups_, R.T)
         return out
+
+    def explain(self, X, *, kappa: int = 0) -> np.ndarray:
+        "Relevance per input variable (n, M) (+ 'log p_w(D)' for kind='global'): coordinates summed over each variable's block."
+        return self._by_variable(self.explain_coordinates(X, kappa=kappa))
+
+    def explain_terms(self, X, *, kappa: int = 0) -> LRPTerms:
+        "Relevance per variable with its conservation law: relevance.sum(1) + gap = g, root = 0 (ℓ1 units need no root point)."
+        R, g, M = self._coordinates(self.embed(X), self._kappa(kappa))
+        return LRPTerms(self._by_variable(R), g, np.zeros(len(g)), g - M)
+

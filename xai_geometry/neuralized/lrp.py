@@ -5,12 +5,18 @@
 # %% ../../nbs/20_lrp.ipynb #6f87b0a2
 from __future__ import annotations
 
+from numbers import Integral, Real
+from typing import NamedTuple
+
 import numpy as np
 from scipy.special import logsumexp
+from sklearn.utils._param_validation import Interval
+
 
 # %% auto #0
-__all__ = ['heuristic_eta_svm', 'heuristic_beta_svm', 'heuristic_kappa_knn', 'heuristic_eta_knn', 'median_scale', 'pool_softmax',
-           'blas_threads', 'TwoPools', 'relevance']
+__all__ = ['NETWORK_OPTIONS', 'heuristic_eta_svm', 'heuristic_beta_svm', 'heuristic_kappa_knn', 'heuristic_eta_knn',
+           'median_scale', 'pool_softmax', 'PoolingWeights', 'blas_threads', 'Int', 'Float', 'TwoPools', 'relevance',
+           'root_value', 'LRPTerms']
 
 # %% ../../nbs/20_lrp.ipynb #53496303
 def heuristic_eta_svm(gamma: float, # the SVM's effective kernel width γ
@@ -54,7 +60,7 @@ def median_scale(X: np.ndarray, # (n, d) training data (usually z-scored first)
 
 # %% ../../nbs/20_lrp.ipynb #d41c8d59
 def pool_softmax(logits: np.ndarray,            # (n, m) logits −β z of the pool's members
-                 bias_logit: float | None = None, # logit of the virtual bias member (same for all points), or None
+                 bias_logit=None,               # logit of the virtual bias member: a number, (n,) per point, or None
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     "Soft-arg-max over a pool: probabilities (n, m), bias probability (n,), log-sum-exp (n,). In place on `logits`."
     n = logits.shape[0]
@@ -71,6 +77,14 @@ def pool_softmax(logits: np.ndarray,            # (n, m) logits −β z of the p
     logits /= total[:, None]
     return logits, p0, top + np.log(total)
 
+class PoolingWeights(NamedTuple):
+    "Pooling probabilities of a two-pool network at n points (eq. 3 or 4); each pool sums to 1 with its bias member."
+    positive: np.ndarray       # (n, m+) weights p_i of the members of C+ (support vectors or training rows of classes_[1])
+    negative: np.ndarray       # (n, m−) weights p_j of the members of C−
+    bias_positive: np.ndarray  # (n,) weight of the virtual bias member in C+ (0 when it is not there)
+    bias_negative: np.ndarray  # (n,) weight of the virtual bias member in C−
+
+
 # %% ../../nbs/20_lrp.ipynb #df337873
 def blas_threads(n: int | None, # BLAS threads for the block; None leaves the BLAS default
                 ):
@@ -79,6 +93,28 @@ def blas_threads(n: int | None, # BLAS threads for the block; None leaves the BL
     if n is None: return contextlib.nullcontext()
     from threadpoolctl import threadpool_limits
     return threadpool_limits(limits=int(n), user_api="blas")
+
+# %% ../../nbs/20_lrp.ipynb #b6168fd3
+class Int(Interval):
+    "scikit-learn's `Interval` of integers without booleans: `Int(1, None)` is 'an int in the range [1, inf)'."
+    def __init__(self, left, right, *, closed: str = "both"):
+        super().__init__(Integral, left, right, closed=closed)
+    def _check_params(self):
+        if self.closed == "both" and self.left is not None and self.left == self.right: return   # one value, e.g. κ ∈ [0, 0]
+        super()._check_params()
+    def is_satisfied_by(self, val):
+        return not isinstance(val, (bool, np.bool_)) and super().is_satisfied_by(val)
+
+class Float(Interval):
+    "scikit-learn's `Interval` of real numbers without booleans (NaN is outside every interval)."
+    def __init__(self, left, right, *, closed: str = "both"):
+        super().__init__(Real, left, right, closed=closed)
+    def is_satisfied_by(self, val):
+        return not isinstance(val, (bool, np.bool_)) and super().is_satisfied_by(val)
+
+NETWORK_OPTIONS = {"chunk_size": [Int(1, None, closed="left"), None],    # rows per block; None: ~10⁶ entries
+                   "blas_threads": [Int(1, None, closed="left"), None]}  # BLAS threads; None: the BLAS default
+
 
 # %% ../../nbs/20_lrp.ipynb #fc0eaf6e
 class TwoPools:
@@ -98,31 +134,35 @@ class TwoPools:
         self.sqnorm = np.einsum("ij,ij->i", Uc, Uc)    # (m,) squared norms of centred members
         self.UU = np.hstack([Uc, Uc * Uc])             # (m, 2d) [U | U²] for the one product of `relevance`
         self.U = U                                     # (m, d) members as given (for exact ties on grids)
-        self.sqnorm_raw = np.einsum("ij,ij->i", U, U)
+        self.sqnorm_raw = np.einsum("ij,ij->i", U, U)  # (m,) squared norms as given
+
+    def cross(self, Xc: np.ndarray, # (n, d) centred points
+             ) -> np.ndarray:
+        "‖x − u‖² − ‖x_c‖² = ‖u_c‖² − 2 x_c·u_c (n, m): squared distances without the term common to a row (scale-safe)."
+        D = Xc @ self.Uc.T
+        D *= -2
+        D += self.sqnorm[None, :]
+        return D
+
+    def cross_raw(self, X: np.ndarray, # (n, d) points, not centred
+                 ) -> np.ndarray:
+        "‖x − u‖² − ‖x‖² = ‖u‖² − 2 x·u (n, m) without centring: exact on small integers (ties on grids stay ties)."
+        D = X @ self.U.T
+        D *= -2
+        D += self.sqnorm_raw[None, :]
+        return D
 
     def sqdist(self, Xc: np.ndarray, # (n, d) centred points
               ) -> np.ndarray:
-        "Squared distances (n, m) from centred points to every member (one matrix product, clipped at 0)."
-        D = Xc @ self.Uc.T
-        D *= -2
-        D += np.einsum("ij,ij->i", Xc, Xc)[:, None]
-        D += self.sqnorm[None, :]
-        np.maximum(D, 0, out=D)
-        return D
-
-    def sqdist_raw(self, X: np.ndarray, # (n, d) points, not centred
-                  ) -> np.ndarray:
-        "Squared distances (n, m) without centring: exact on integer data (ties stay ties), as scikit-learn computes them."
-        D = X @ self.U.T
-        D *= -2
-        D += np.einsum("ij,ij->i", X, X)[:, None]
-        D += self.sqnorm_raw[None, :]
+        "Squared distances (n, m) from centred points to every member (clipped at 0; +inf where they overflow)."
+        D = self.cross(Xc)
+        with np.errstate(over="ignore"): D += np.einsum("ij,ij->i", Xc, Xc)[:, None]
         np.maximum(D, 0, out=D)
         return D
 
 def relevance(pools: TwoPools,        # the network's pools
               X: np.ndarray,          # (n, d) points to explain
-              S: np.ndarray,          # (n, m) signed probabilities [P+ | −P−], columns as in pools
+              S,                      # (n, m) signed probabilities [P+ | −P−], columns as in pools (dense or sparse)
               eta: float,             # reference position η ∈ [0, 1] on the segment [0, m_ij]
               p0_pos: np.ndarray | None = None, # (n,) probability of the virtual bias member in C+ (or None)
               p0_neg: np.ndarray | None = None, # (n,) probability of the virtual bias member in C− (or None)
@@ -140,5 +180,33 @@ def relevance(pools: TwoPools,        # the network's pools
         E += (2 * (1 - eta)) * X * (D + (p0_pos - p0_neg)[:, None] * Xc)
     if eta != 0:                         # E_1 = Σ_j p_j (x−u_j)² − Σ_i p_i (x−u_i)²; the bias member adds 0
         s_pos = 1 - p0_pos; s_neg = 1 - p0_neg
-        E += eta * ((s_neg - s_pos)[:, None] * Xc * Xc + 2 * Xc * D - Q)
+        E += eta * (((s_neg - s_pos)[:, None] * Xc) * Xc + 2 * Xc * D - Q)   # coefficient first: 0·x² stays 0 for huge x
     return E
+
+def root_value(pools: TwoPools,        # the network's pools
+               X: np.ndarray,          # (n, d) points
+               S,                      # (n, m) signed probabilities [P+ | −P−] (dense or sparse)
+               eta: float,             # reference position η
+               p0_pos: np.ndarray | None = None, # (n,) bias member's probability in C+ (or None)
+               p0_neg: np.ndarray | None = None, # (n,) bias member's probability in C− (or None)
+               pooled_bias=0.0,        # Σ_ij p_i p_j b_ij (n,) or 0 (k-NN: no bias terms)
+              ) -> np.ndarray:
+    "Σ_ij p_i p_j z_ij(η m_ij) (n,): the pooled relevance model at its root points (the bias member sits at x)."
+    Su = np.asarray(S @ pools.sqnorm_raw).ravel()     # Σ_i p_i‖u_i‖² − Σ_j p_j‖u_j‖²
+    if p0_pos is not None or p0_neg is not None:
+        dp = (np.zeros(len(X)) if p0_pos is None else p0_pos) - (np.zeros(len(X)) if p0_neg is None else p0_neg)
+        Su = Su + np.einsum("ij,ij->i", dp[:, None] * X, X)
+    return (eta - 1) * Su + pooled_bias
+
+class LRPTerms(NamedTuple):
+    "An explanation with its conservation law: `relevance.sum(1) + root + gap == output` (the network's g)."
+    relevance: np.ndarray  # (n, d) E_η of eq. (6), positive = evidence for classes_[1]
+    output: np.ndarray     # (n,) the network's output g(x)
+    root: np.ndarray       # (n,) Σ_ij p_i p_j z_ij(x̃_ij), the relevance model at its root points x̃_ij = η m_ij
+    gap: np.ndarray        # (n,) g(x) − Σ_ij p_i p_j z_ij(x), what the pooled relevance model leaves out of g
+
+    @property
+    def base(self) -> np.ndarray:
+        "root + gap (n,): the part of g(x) that the relevance does not assign to features."
+        return self.root + self.gap
+

@@ -6,9 +6,12 @@
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
-from .svm import SoftPoolNetwork, check_rbf_model, check_points, dense
+from ..validation import check_params
+from .lrp import LRPTerms, NETWORK_OPTIONS, Float, heuristic_eta_svm, heuristic_beta_svm
+from .svm import (SoftPoolNetwork, check_rbf_model, check_points, check_finite_result, dense,
+                                         feature_names_from)
+
 
 # %% auto #0
 __all__ = ['NeuralizedMulticlassSVM']
@@ -17,30 +20,35 @@ __all__ = ['NeuralizedMulticlassSVM']
 class NeuralizedMulticlassSVM:
     """A fitted one-vs-one Gaussian `SVC` (≥ 2 classes) as the five-layer network of §5 (eqs. 9–10).
 
-    `decision_function(X)` (n, n_classes): g_c = min_k (v_c − v_k); `predict` = first argmax (= `svc.predict`);
+    `decision_function(X)` (n, n_classes): g_c = min_k (v_c − v_k); `predict` = first argmax (= the model's `predict`);
     `pairwise_decision_function(X)` (n, n_pairs): the binary networks g_ab, pairs (a < b) in scikit-learn's order;
-    `explain(X, target=None, eta, beta)` (n, d): relevance for class `target` (default: the predicted class)."""
-    def __init__(self, svc, # fitted sklearn.svm.SVC or NuSVC, kernel="rbf", break_ties=False
+    `explain(X, *, target=None, eta, beta)` (n, d): relevance for class `target` (default: the predicted class);
+    `explain_terms` the same with its conservation law, `explain_all_terms` for every class at once."""
+    _parameter_constraints = dict(NETWORK_OPTIONS)
+
+    def __init__(self, model, # fitted sklearn.svm.SVC or NuSVC, kernel="rbf", break_ties=False
                  *, chunk_size: int | None = None, blas_threads: int | None = 1):
         from sklearn.svm import SVC, NuSVC
-        gamma = check_rbf_model(svc, (SVC, NuSVC), "sklearn.svm.SVC with kernel='rbf'")
-        if getattr(svc, "break_ties", False) and svc.decision_function_shape == "ovr" and len(svc.classes_) > 2:
+        check_params(self, self._parameter_constraints, {"chunk_size": chunk_size, "blas_threads": blas_threads})
+        gamma = check_rbf_model(model, (SVC, NuSVC), "sklearn.svm.SVC or NuSVC with kernel='rbf'")
+        if getattr(model, "break_ties", False) and model.decision_function_shape == "ovr" and len(model.classes_) > 2:
             raise ValueError("break_ties=True: the model predicts from its one-vs-rest decision function, not from "
                              "the one-vs-one votes of eq. (9); refit with break_ties=False")
-        self.classes_ = svc.classes_; nc = len(self.classes_)
-        coef = dense(svc.dual_coef_); U = dense(svc.support_vectors_)
-        start = np.r_[0, np.cumsum(svc.n_support_)]
+        self.classes_ = model.classes_; nc = len(self.classes_)
+        coef = dense(model.dual_coef_, "the model's dual coefficients"); U = dense(model.support_vectors_, "the model's support vectors")
+        intercept = dense(model.intercept_, "the model's intercepts").ravel()
+        start = np.r_[0, np.cumsum(model.n_support_)]
         self.pairs_, self.networks_ = [], []
         p = 0
         for a in range(nc):
             for b in range(a + 1, nc):
                 if nc == 2:                               # binary: scikit-learn flips signs (f > 0 → classes_[1])
-                    c_all, th = -coef[0], -float(svc.intercept_[0])
+                    c_all, th = -coef[0], -float(intercept[0])
                     ia, ib = np.arange(start[0], start[1]), np.arange(start[1], start[2])
                     ca, cb = c_all[ia], c_all[ib]
                 else:                                     # libsvm layout: class a's SVs in row b−1, class b's in row a
                     ia, ib = np.arange(start[a], start[a + 1]), np.arange(start[b], start[b + 1])
-                    ca, cb, th = coef[b - 1, ia], coef[a, ib], float(svc.intercept_[p])
+                    ca, cb, th = coef[b - 1, ia], coef[a, ib], float(intercept[p])
                 cc = np.r_[ca, cb]; Uab = U[np.r_[ia, ib]]
                 pos, neg = cc > 0, cc < 0                 # f_ab > 0 votes for a
                 self.networks_.append(SoftPoolNetwork(Uab[pos], cc[pos], Uab[neg], -cc[neg], th, gamma,
@@ -49,21 +57,24 @@ class NeuralizedMulticlassSVM:
                 self.pairs_.append((a, b)); p += 1
         self.gamma_ = gamma
         self.n_features_in_ = U.shape[1]
-        self.feature_names_in_ = getattr(svc, "feature_names_in_", None)
-
-    def _check(self, X): return check_points(X, self.n_features_in_, self.feature_names_in_)
+        self.centre_ = U.mean(axis=0)                     # where the support vectors are (for messages about far points)
+        feature_names_from(self, model)
+        self.chunk_size, self.blas_threads = chunk_size, blas_threads
 
     def pairwise_decision_function(self, X) -> np.ndarray:
         "g_ab(x) (n, n_pairs) of the pairwise networks, > 0 = a beats b, pairs in scikit-learn's order."
-        X = self._check(X)
+        X = check_points(self, X)
         return np.column_stack([net.decision_function(X) for net in self.networks_])
 
-    def votes(self, X) -> np.ndarray:
-        "Votes v_c(x) (n, n_classes) of eq. (9) with the step σ; g_ab = 0 votes for b (as libsvm)."
-        G = self.pairwise_decision_function(X); V = np.zeros((len(G), len(self.classes_)))
+    def _votes(self, G):
+        V = np.zeros((len(G), len(self.classes_)))
         for p, (a, b) in enumerate(self.pairs_):
             V[:, a] += G[:, p] > 0; V[:, b] += G[:, p] <= 0
         return V
+
+    def votes(self, X) -> np.ndarray:
+        "Votes v_c(x) (n, n_classes) of eq. (9) with the step σ; g_ab = 0 votes for b (as libsvm)."
+        return self._votes(self.pairwise_decision_function(X))
 
     @staticmethod
     def _margins(V):
@@ -80,34 +91,71 @@ class NeuralizedMulticlassSVM:
         "The class with the largest g_c, first in `classes_` order on ties (= the SVM's vote)."
         return self.classes_[np.argmax(self.decision_function(X), axis=1)]
 
+    @staticmethod
+    def _competitors(V):
+        "Q (n, C, C): Q[:, c, k] = 1/|K*_c| on the closest competitors K*_c = argmax_{k≠c} v_k of class c, else 0."
+        n, C = V.shape
+        W = np.broadcast_to(V[:, None, :], (n, C, C)).copy()
+        W[:, np.arange(C), np.arange(C)] = -np.inf
+        Q = (W == W.max(axis=2, keepdims=True)).astype(float)
+        return Q / Q.sum(axis=2, keepdims=True)
+
+    def _accumulate(self, X, eta, beta, terms):
+        "Per class c the sums over its pairs: A_c = Σ_l E_cl (n, d, C) and, with `terms`, Σ_l g_cl, root_cl, gap_cl (n, C)."
+        n, C = len(X), len(self.classes_)
+        A = np.zeros((n, X.shape[1], C)); G = np.zeros((n, C)); R = np.zeros((n, C)); H = np.zeros((n, C))
+        Gp = np.empty((n, len(self.pairs_)))
+        for p, ((a, b), net) in enumerate(zip(self.pairs_, self.networks_)):   # E_ba = −E_ab (and the same for g, root, gap)
+            t = net.explain_terms(X, eta=eta, beta=beta)                      # one pass: relevance and g_ab
+            Gp[:, p] = t.output
+            A[:, :, a] += t.relevance; A[:, :, b] -= t.relevance
+            if terms:
+                for M, v in ((G, t.output), (R, t.root), (H, t.gap)): M[:, a] += v; M[:, b] -= v
+        return A, G, R, H, self._votes(Gp)
+
+    def _options(self, eta, beta):
+        "η and β checked (the message names the option), Table 1's defaults for γ filled in."
+        check_params(f"{type(self).__name__}.explain", SoftPoolNetwork._explain_constraints, {"eta": eta, "beta": beta})
+        return (heuristic_eta_svm(self.gamma_) if eta is None else float(eta),
+                heuristic_beta_svm(self.gamma_) if beta is None else float(beta))
+
+    def _target(self, target, V):
+        if target is None: return np.argmax(self._margins(V), axis=1)
+        hit = np.flatnonzero(self.classes_ == target)
+        if not len(hit): raise ValueError(f"target {target!r} is not one of classes_ {list(self.classes_)}")
+        return np.full(len(V), hit[0])
+
     def explain(self, X,
-                target=None,               # class label to explain (default: each point's predicted class)
-                eta: float | None = None,  # η of every pairwise network (default: Table 1 for γ)
-                beta: float | None = None, # β of every pairwise network (default: γ)
+                *, target=None,               # class label to explain (default: each point's predicted class)
+                eta: float | None = None,     # η of every pairwise network (default: Table 1 for γ)
+                beta: float | None = None,    # β of every pairwise network (default: γ)
                ) -> np.ndarray:
-        "Relevance E^(c) (n, d) for class c through the five layers; positive = evidence for c."
-        X = self._check(X); n, nc = len(X), len(self.classes_)
-        V = self.votes(X)
-        if target is None: t = np.argmax(self._margins(V), axis=1)
-        else:
-            hit = np.flatnonzero(self.classes_ == target)
-            if not len(hit): raise ValueError(f"target {target!r} is not one of classes_ {list(self.classes_)}")
-            t = np.full(n, hit[0])
-        # E[a, b] = relevance for a over b, (n, d); E[b, a] = −E[a, b]
-        Epair = {}
-        for (a, b), net in zip(self.pairs_, self.networks_):
-            Epair[a, b] = net.explain(X, eta=eta, beta=beta); Epair[b, a] = -Epair[a, b]
-        out = np.zeros_like(X)
-        D = V[np.arange(n), t][:, None] - V                           # (n, k): v_c − v_k
-        D[np.arange(n), t] = np.inf
-        closest = D == D.min(axis=1, keepdims=True)                   # K*: the closest competitors
-        q = closest / closest.sum(axis=1, keepdims=True)
-        for c in np.unique(t):
-            rows = t == c
-            for k in range(nc):
-                if k == c: continue
-                term = 2 * Epair[c, k][rows]
-                for l in range(nc):
-                    if l not in (c, k): term += Epair[c, l][rows] - Epair[k, l][rows]
-                out[rows] += 0.5 * q[rows, k][:, None] * term
-        return out
+        "Relevance E^(c) = ½(A_c − Σ_k q_k A_k) (n, d) for class c through the five layers; positive = evidence for c."
+        X = check_points(self, X); eta, beta = self._options(eta, beta)
+        with np.errstate(over="ignore", invalid="ignore"):
+            A, _, _, _, V = self._accumulate(X, eta, beta, terms=False)
+            t = self._target(target, V); rows = np.arange(len(X))
+            q = self._competitors(V)[rows, t]                                  # (n, C)
+            E = 0.5 * (A[rows, :, t] - np.einsum("ndk,nk->nd", A, q))
+        check_finite_result(self, X, E)
+        return E
+
+    def explain_all_terms(self, X, *, eta: float | None = None, beta: float | None = None) -> LRPTerms:
+        """Every class at once, with the conservation law: relevance (n, d, C), output h_c = ½(G_c − Σ_k q_k G_k),
+        root and gap (n, C), G_c = Σ_l g_cl; relevance.sum(1) + root + gap = output."""
+        X = check_points(self, X); eta, beta = self._options(eta, beta)
+        with np.errstate(over="ignore", invalid="ignore"):
+            A, G, R, H, V = self._accumulate(X, eta, beta, terms=True)
+            Q = self._competitors(V)
+            mix = lambda M: 0.5 * (M - np.einsum("nk,nck->nc", M, Q))
+            t = LRPTerms(0.5 * (A - np.einsum("ndk,nck->ndc", A, Q)), mix(G), mix(R), mix(H))
+        check_finite_result(self, X, *t)
+        return t
+
+    def explain_terms(self, X, *, target=None, eta: float | None = None, beta: float | None = None) -> LRPTerms:
+        "`explain` with its conservation law: relevance (n, d), output h_c, root, gap (n,) of class `target`."
+        X = check_points(self, X)
+        t_all = self.explain_all_terms(X, eta=eta, beta=beta)
+        t = self._target(target, self.votes(X)); rows = np.arange(len(X))
+        return LRPTerms(t_all.relevance[rows, :, t], t_all.output[rows, t], t_all.root[rows, t], t_all.gap[rows, t])
+

@@ -5,30 +5,32 @@
 # %% ../../nbs/21_svm.ipynb #f1b2ebb3
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import logsumexp
-from sklearn.utils.validation import check_array, check_is_fitted
+from sklearn.utils._param_validation import StrOptions
+from sklearn.utils.validation import check_is_fitted
 
-from .lrp import (TwoPools, pool_softmax, relevance, blas_threads,
-                                         heuristic_eta_svm, heuristic_beta_svm)
+from ..validation import check_features, check_params
+from .lrp import (TwoPools, PoolingWeights, LRPTerms, NETWORK_OPTIONS, Float, pool_softmax,
+                                         relevance, root_value, blas_threads, heuristic_eta_svm, heuristic_beta_svm)
+
 
 # %% auto #0
-__all__ = ['check_points', 'check_rbf_model', 'dense', 'SoftPoolNetwork', 'NeuralizedSVM']
+__all__ = ['rbf_gamma', 'check_rbf_model', 'dense', 'feature_names_from', 'check_points', 'check_finite_result',
+           'SoftPoolNetwork', 'NeuralizedSVM']
 
 # %% ../../nbs/21_svm.ipynb #7a31a550
-def check_points(X, n_features: int, feature_names=None, name: str = "X") -> np.ndarray:
-    "Validate points to explain: dense 2-D float array with the model's columns (sparse input is refused)."
-    if sp.issparse(X):
-        raise TypeError(f"{name} is a sparse matrix; the neuralized models need dense input: pass {name}.toarray()")
-    if feature_names is not None and hasattr(X, "columns"):
-        cols = np.asarray(X.columns, dtype=object)
-        if len(cols) != len(feature_names) or np.any(cols != feature_names):
-            raise ValueError(f"{name} has columns {list(cols)[:5]}…, the model was fitted on {list(feature_names)[:5]}…")
-    X = check_array(X, dtype=np.float64, input_name=name)
-    if X.shape[1] != n_features:
-        raise ValueError(f"{name} has {X.shape[1]} features, the model expects {n_features}")
-    return X
+def rbf_gamma(model) -> float | None:
+    "The Gaussian width γ a fitted kernel model uses (`_gamma` of libsvm models; KernelRidge's None = 1/d), or None if its kernel is not 'rbf'."
+    kernel = getattr(model, "kernel", None)
+    if not (isinstance(kernel, str) and kernel == "rbf"): return None
+    gamma = getattr(model, "_gamma", None)
+    if gamma is None: gamma = getattr(model, "gamma", None)
+    if gamma is None: gamma = 1.0 / model.n_features_in_
+    return float(gamma)
 
 def check_rbf_model(model, types: tuple, what: str) -> float:
     "Check that `model` is a fitted instance of `types` with a Gaussian (RBF) kernel; return its effective γ."
@@ -39,39 +41,72 @@ def check_rbf_model(model, types: tuple, what: str) -> float:
     if isinstance(kernel, str) and kernel == "precomputed":
         raise ValueError("model uses kernel='precomputed': its support vectors are not points of the input space, "
                          "so it cannot be neuralized; refit with kernel='rbf'")
-    if not (isinstance(kernel, str) and kernel == "rbf"):
-        name = getattr(kernel, "__name__", kernel)
-        raise ValueError(f"model.kernel must be 'rbf' (Gaussian) to be neuralized, got {name!r}")
-    gamma = getattr(model, "_gamma", None)
-    if gamma is None: gamma = model.gamma
-    if gamma is None: gamma = 1.0 / model.n_features_in_        # KernelRidge: rbf_kernel's default γ = 1/d
-    gamma = float(gamma)
+    gamma = rbf_gamma(model)
+    if gamma is None:
+        raise ValueError(f"model.kernel must be 'rbf' (Gaussian) to be neuralized, got {getattr(kernel, '__name__', kernel)!r}")
     if not np.isfinite(gamma) or gamma <= 0: raise ValueError(f"the model's effective gamma must be positive, got {gamma}")
     return gamma
 
-def dense(A) -> np.ndarray:
-    "A dense float copy of a (possibly sparse) array."
-    return np.array(A.toarray() if sp.issparse(A) else A, dtype=np.float64)
+def dense(A, name: str = "the model's arrays") -> np.ndarray:
+    "A dense float copy of a (possibly sparse) array, refused if it holds NaN or infinity."
+    A = np.array(A.toarray() if sp.issparse(A) else A, dtype=np.float64)
+    if not np.isfinite(A).all(): raise ValueError(f"{name} contain NaN or infinity: the model cannot be neuralized")
+    return A
+
+def feature_names_from(net, model):
+    "Copy the model's `feature_names_in_` onto the network, if it has them (scikit-learn sets them only for string columns)."
+    names = getattr(model, "feature_names_in_", None)
+    if names is not None: net.feature_names_in_ = np.asarray(names, dtype=object)
+
+def check_points(net, X, name: str = "X") -> np.ndarray:
+    "X as a float (n, d) array in the fitted column order (`validation.check_features`); errors name the argument."
+    try:
+        return check_features(net, X, reset=False, name=name)
+    except (ValueError, TypeError) as e:
+        if re.search(rf"\b{re.escape(name)}\b", str(e)): raise
+        raise type(e)(f"{name}: {e}") from None
+
+def check_finite_result(net, X: np.ndarray, *arrays) -> None:
+    "Refuse results that are not finite, naming the row and the column of X that is too far from the training data."
+    bad = np.zeros(len(X), bool)
+    for a in arrays: bad |= ~np.isfinite(np.asarray(a).reshape(len(X), -1)).all(axis=1)
+    if not bad.any(): return
+    centre = net.centre_ if hasattr(net, "centre_") else net.pools_.centre    # the centre of the training data
+    r = int(np.argmax(bad)); dev = np.abs(X[r] - centre); j = int(np.argmax(dev))
+    names = getattr(net, "feature_names_in_", None)
+    col = repr(names[j]) if names is not None else f"{j} (position)"
+    raise ValueError(f"X: the network's output is not finite for {int(bad.sum())} row(s); first: row {r}, whose column "
+                     f"{col} = {X[r, j]:.3g} lies {dev[j]:.3g} from the centre of the training data, too far for squared "
+                     "distances in float64 (they overflow beyond about 1.3e154): rescale the features")
+
 
 # %% ../../nbs/21_svm.ipynb #7af3f0b9
 class SoftPoolNetwork:
     """Detection / soft-max / soft-min network of a two-pool Gaussian kernel expansion (§3.1).
 
     f(x) = Σ_{C+} α_i exp(−γ‖x−u_i‖²) − Σ_{C−} α_j exp(−γ‖x−u_j‖²) + θ, all α > 0; the intercept θ
-    is a virtual support vector of weight |θ| in C+ (θ > 0) or C− (θ < 0)."""
+    is a virtual support vector of weight |θ| in C+ (θ > 0) or C− (θ < 0), located at x.
+    The building block of `NeuralizedSVM`, `NeuralizedKernelRegression` and the pairs of
+    `NeuralizedMulticlassSVM`, which read fitted models; here the pools are given as arrays."""
+    _parameter_constraints = dict(NETWORK_OPTIONS)
+    _explain_constraints = {"eta": [Float(0, 1), None], "beta": [Float(0, None, closed="neither"), None]}
+
     def __init__(self,
                  U_pos: np.ndarray, alpha_pos: np.ndarray, # (m+, d), (m+,) positive pool and its weights > 0
                  U_neg: np.ndarray, alpha_neg: np.ndarray, # (m−, d), (m−,) negative pool and its weights > 0
                  theta: float,                             # intercept θ
                  gamma: float,                             # kernel width γ
-                 classes=None,                             # (2,) labels: classes[1] where g > 0
+                 *, classes=None,                          # (2,) labels: classes[1] where g > 0 (default [-1, 1])
                  chunk_size: int | None = None,            # rows per block (default: ~10⁶ matrix entries)
                  blas_threads: int | None = 1,             # BLAS threads in the products (None: BLAS default)
                 ):
-        self.support_pos_, self.alpha_pos_ = dense(U_pos), np.asarray(alpha_pos, dtype=float).ravel()
-        self.support_neg_, self.alpha_neg_ = dense(U_neg), np.asarray(alpha_neg, dtype=float).ravel()
+        check_params(self, self._parameter_constraints, {"chunk_size": chunk_size, "blas_threads": blas_threads})
+        self.support_pos_, self.alpha_pos_ = dense(U_pos), dense(alpha_pos).ravel()
+        self.support_neg_, self.alpha_neg_ = dense(U_neg), dense(alpha_neg).ravel()
         if np.any(self.alpha_pos_ <= 0) or np.any(self.alpha_neg_ <= 0): raise ValueError("pool weights must be positive")
         self.theta_, self.gamma_ = float(theta), float(gamma)
+        if not np.isfinite(self.theta_): raise ValueError(f"the intercept must be finite, got {theta}")
+        if not (np.isfinite(self.gamma_) and self.gamma_ > 0): raise ValueError(f"gamma must be positive, got {gamma}")
         self.classes_ = np.array([-1, 1]) if classes is None else np.asarray(classes)
         if (len(self.alpha_pos_) == 0 and self.theta_ <= 0) or (len(self.alpha_neg_) == 0 and self.theta_ >= 0):
             raise ValueError("the network needs a member in each pool: one side has no support vector "
@@ -79,52 +114,55 @@ class SoftPoolNetwork:
         self.n_features_in_ = self.support_pos_.shape[1]
         self.pools_ = TwoPools(self.support_pos_, self.support_neg_)
         self.log_alpha_ = np.log(np.r_[self.alpha_pos_, self.alpha_neg_])   # (m,) stacked, positives first
+        self.log_abs_theta_ = float(np.log(abs(self.theta_))) if self.theta_ != 0 else 0.0
         self.chunk_size, self.blas_threads = chunk_size, blas_threads
-        self.feature_names_in_ = None
 
     @property
     def n_support_(self) -> tuple[int, int]: return len(self.alpha_pos_), len(self.alpha_neg_)
 
     def _chunks(self, n):
-        m = max(1, sum(self.n_support_))
-        step = self.chunk_size or max(16, (1 << 20) // m)
-        return range(0, n, step), step
+        check_params(self, {"chunk_size": NETWORK_OPTIONS["chunk_size"]}, {"chunk_size": self.chunk_size})  # also if set later
+        step = self.chunk_size or max(16, (1 << 20) // max(1, sum(self.n_support_)))
+        return [slice(s, s + step) for s in range(0, n, step)]
 
-    def _forward(self, X, beta, need_g=True):
-        "For a block: centred X, signed probabilities S (n, m), bias probabilities, and g (or None)."
-        mp = self.n_support_[0]; gamma = self.gamma_
-        Xc = X - self.pools_.centre
-        L = self.pools_.sqdist(Xc)                              # (n, m) ‖x − u‖²
+    def _options(self, eta, beta):
+        "η and β checked (the message names the option), Table 1's defaults filled in."
+        check_params(f"{type(self).__name__}.explain", self._explain_constraints, {"eta": eta, "beta": beta})
+        return (heuristic_eta_svm(self.gamma_) if eta is None else float(eta),
+                heuristic_beta_svm(self.gamma_) if beta is None else float(beta))
+
+    def _block(self, Xb, beta, output=False, cross=False):
+        """One block of rows: centred points, ‖x_c‖², signed probabilities S = [P+ | −P−] at stiffness β, the bias
+        member's probability in each pool, g (if `output`) and the cross terms ‖x−u‖² − ‖x_c‖² (if `cross`)."""
+        mp = self.n_support_[0]; gamma = self.gamma_; th = self.theta_
+        Xc = Xb - self.pools_.centre
+        L = self.pools_.cross(Xc)                               # (n, m) ‖x − u‖² − ‖x_c‖²: the common ‖x_c‖² left out
+        xx = np.einsum("ij,ij->i", Xc, Xc)                      # ‖x_c‖², needed by the bias member only (distance 0)
+        L0 = L.copy() if cross else None
         g = None
-        if need_g and beta != gamma:                           # forward log-sums at stiffness γ
+        if output and beta != gamma:                            # forward log-sums at stiffness γ
             Lg = -gamma * L + self.log_alpha_
-            g = self._lse(Lg[:, :mp], self.theta_ > 0) - self._lse(Lg[:, mp:], self.theta_ < 0)
-        L *= -beta; L += (beta / gamma) * self.log_alpha_       # logits −β z
-        b = (beta / gamma) * np.log(abs(self.theta_)) if self.theta_ != 0 else None
-        _, p0p, lse_p = pool_softmax(L[:, :mp], b if self.theta_ > 0 else None)
-        _, p0n, lse_n = pool_softmax(L[:, mp:], b if self.theta_ < 0 else None)
-        if need_g and beta == gamma: g = lse_p - lse_n
+            b = gamma * xx + self.log_abs_theta_
+            g = (self._lse(Lg[:, :mp], b if th > 0 else None) - self._lse(Lg[:, mp:], b if th < 0 else None)) / gamma
+        L *= -beta; L += (beta / gamma) * self.log_alpha_       # logits −β z, all shifted by β‖x_c‖²
+        b = beta * xx + (beta / gamma) * self.log_abs_theta_    # the bias member's logit in the same frame
+        _, p0p, lse_p = pool_softmax(L[:, :mp], b if th > 0 else None)
+        _, p0n, lse_n = pool_softmax(L[:, mp:], b if th < 0 else None)
+        if output and beta == gamma: g = (lse_p - lse_n) / gamma
         L[:, mp:] *= -1                                         # signed [P+ | −P−]
-        return Xc, L, p0p, p0n, (None if g is None else g / gamma)
+        return Xc, xx, L, p0p, p0n, g, L0
 
-    def _lse(self, logits, with_bias):
-        "log Σ exp over a pool, the bias member's log|θ| included when it belongs to the pool."
-        cols = [logits] + ([np.full((len(logits), 1), np.log(abs(self.theta_)))] if with_bias else [])
-        A = np.hstack(cols)
+    @staticmethod
+    def _lse(logits, bias):
+        "log Σ exp over a pool, with the bias member's logit (n,) when it belongs to the pool."
+        A = logits if bias is None else np.hstack([logits, np.asarray(bias)[:, None]])
         return logsumexp(A, axis=1) if A.shape[1] else np.full(len(A), -np.inf)
 
-    def _check(self, X): return check_points(X, self.n_features_in_, self.feature_names_in_)
-
-    def decision_function(self, X) -> np.ndarray:
-        "Output g(x) = smin_j smax_i z_ij = γ⁻¹ log(A+/A−) of the network, (n,); sign g = sign f."
-        X = self._check(X); out = np.empty(len(X))
-        rows, step = self._chunks(len(X))
-        with blas_threads(self.blas_threads):
-            for s in rows:
-                out[s:s + step] = self._forward(X[s:s + step], self.gamma_)[-1]
-        near = np.abs(self.gamma_ * out) < 1e-8                 # |f| ≲ 1e-8 of its terms: refine the sign
-        if near.any(): out[near] = self._log_ratio_extended(X[near]) / self.gamma_
-        return out
+    def _refine(self, X, g):
+        "g recomputed in extended precision where |γ g| < 1e-8 (|f| at the rounding level of its terms): the sign is exact."
+        near = np.abs(self.gamma_ * g) < 1e-8
+        if near.any(): g[near] = self._log_ratio_extended(X[near]) / self.gamma_
+        return g
 
     def _log_ratio_extended(self, X):
         "log A+ − log A− by direct differences in extended precision (np.longdouble), for points near the boundary."
@@ -140,6 +178,15 @@ class SoftPoolNetwork:
                               - lse(self.support_neg_, np.log(self.alpha_neg_), self.theta_ < 0)).astype(float)
         return out
 
+    def decision_function(self, X) -> np.ndarray:
+        "Output g(x) = smin_j smax_i z_ij = γ⁻¹ log(A+/A−) of the network, (n,); sign g = sign f."
+        X = check_points(self, X); out = np.empty(len(X))
+        with blas_threads(self.blas_threads), np.errstate(over="ignore", invalid="ignore"):
+            for b in self._chunks(len(X)): out[b] = self._block(X[b], self.gamma_, output=True)[5]
+        out = self._refine(X, out)
+        check_finite_result(self, X, out)
+        return out
+
     def log_ratio(self, X) -> np.ndarray:
         "log A+(x) − log A−(x) = γ·g(x), (n,)."
         return self.gamma_ * self.decision_function(X)
@@ -148,54 +195,71 @@ class SoftPoolNetwork:
         "Labels from the sign of g; g = 0 (f = 0) goes to classes_[1], as libsvm does."
         return self.classes_[(self.decision_function(X) >= 0).astype(int)]
 
-    def pooling_weights(self, X, beta: float | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Pooling probabilities of eq. (3): P+ (n, m+), P− (n, m−) and the virtual bias member's
-        probability (n,) in its pool (0 when θ = 0). Each pool sums to 1 per point. β defaults to γ."""
-        X = self._check(X); beta = self._beta(beta); mp = self.n_support_[0]
-        with blas_threads(self.blas_threads): _, S, p0p, p0n, _ = self._forward(X, beta, need_g=False)
-        return S[:, :mp].copy(), -S[:, mp:], p0p + p0n
-
-    def _beta(self, beta):
-        beta = heuristic_beta_svm(self.gamma_) if beta is None else float(beta)
-        if not np.isfinite(beta) or beta <= 0: raise ValueError(f"beta must be positive, got {beta!r}")
-        return beta
+    def pooling_weights(self, X, *, beta: float | None = None) -> PoolingWeights:
+        """Pooling probabilities of eq. (3) at stiffness β (default γ): P+ (n, m+), P− (n, m−) and the virtual bias
+        member's probability in C+ and in C− (n,) each (0 in the pool it does not belong to)."""
+        X = check_points(self, X); _, beta = self._options(None, beta); mp = self.n_support_[0]
+        S = np.empty((len(X), sum(self.n_support_))); p0p = np.empty(len(X)); p0n = np.empty(len(X))
+        with blas_threads(self.blas_threads), np.errstate(over="ignore", invalid="ignore"):
+            for b in self._chunks(len(X)): _, _, S[b], p0p[b], p0n[b], _, _ = self._block(X[b], beta)
+        check_finite_result(self, X, S, p0p, p0n)
+        return PoolingWeights(S[:, :mp], -S[:, mp:], p0p, p0n)
 
     def explain(self, X,
-                eta: float | None = None,  # reference position η ∈ [0, 1] (default: Table 1, 0.4·log10 γ + 0.4 clipped)
-                beta: float | None = None, # pooling stiffness β > 0 (default: Table 1, β = γ)
+                *, eta: float | None = None,  # reference position η ∈ [0, 1] (default: Table 1, 0.4·log10 γ + 0.4 clipped)
+                beta: float | None = None,    # pooling stiffness β > 0 (default: Table 1, β = γ)
                ) -> np.ndarray:
         "Relevance E_η (n, d) of eq. (6), linear-time form; positive = evidence for classes_[1]."
-        X = self._check(X); beta = self._beta(beta)
-        eta = heuristic_eta_svm(self.gamma_) if eta is None else float(eta)
-        if not 0 <= eta <= 1: raise ValueError(f"eta must lie in [0, 1], got {eta!r}")
+        X = check_points(self, X); eta, beta = self._options(eta, beta)
         E = np.empty_like(X)
-        rows, step = self._chunks(len(X))
-        with blas_threads(self.blas_threads):
-            for s in rows:
-                Xb = X[s:s + step]
-                Xc, S, p0p, p0n, _ = self._forward(Xb, beta, need_g=False)
-                E[s:s + step] = relevance(self.pools_, Xb, S, eta, p0p, p0n, Xc)
+        with blas_threads(self.blas_threads), np.errstate(over="ignore", invalid="ignore"):
+            for b in self._chunks(len(X)):
+                Xc, _, S, p0p, p0n, _, _ = self._block(X[b], beta)
+                E[b] = relevance(self.pools_, X[b], S, eta, p0p, p0n, Xc)
+        check_finite_result(self, X, E)
         return E
+
+    def explain_terms(self, X, *, eta: float | None = None, beta: float | None = None) -> LRPTerms:
+        "E_η with its conservation law (the LRP notebook): relevance.sum(1) + root + gap = g, all (n,) or (n, d)."
+        X = check_points(self, X); eta, beta = self._options(eta, beta)
+        n = len(X); E = np.empty_like(X); g = np.empty(n); root = np.empty(n); M = np.empty(n)
+        with blas_threads(self.blas_threads), np.errstate(over="ignore", invalid="ignore"):
+            for b in self._chunks(n):
+                Xb = X[b]
+                Xc, xx, S, p0p, p0n, g[b], L0 = self._block(Xb, beta, output=True, cross=True)
+                E[b] = relevance(self.pools_, Xb, S, eta, p0p, p0n, Xc)
+                dp = p0p - p0n                                          # the bias member's signed probability
+                Sb = (S @ self.log_alpha_ + dp * self.log_abs_theta_) / self.gamma_      # Σ_ij p_i p_j b_ij
+                root[b] = root_value(self.pools_, Xb, S, eta, p0p, p0n, Sb)
+                # Σ_ij p_i p_j z_ij(x) = E_p−[z⁻] − E_p+[z⁺]; the members' ‖x_c‖² cancel except against the bias member
+                M[b] = np.where(dp == 0, 0.0, dp * xx) - np.einsum("ij,ij->i", S, L0) + Sb
+        g = self._refine(X, g)
+        gap = g - M
+        check_finite_result(self, X, E, g, root, gap)
+        return LRPTerms(E, g, root, gap)
+
 
 # %% ../../nbs/21_svm.ipynb #b70afb5f
 class NeuralizedSVM(SoftPoolNetwork):
     """A fitted binary Gaussian `SVC` (or `NuSVC`) as the exact detection/pooling network of §3.1.
 
-    `decision_function(X)` is the network output g (same sign as `svc.decision_function`),
-    `explain(X, eta, beta)` the LRP relevance E_η (n, d), positive = evidence for `classes_[1]`.
-    Delegated to scikit-learn: nothing at explanation time (the fitted model is read once)."""
-    def __init__(self, svc, # fitted binary sklearn.svm.SVC or NuSVC with kernel="rbf"
-                 *, chunk_size: int | None = None, # rows per block
+    `decision_function(X)` is the network output g (same sign as the model's `decision_function`),
+    `explain(X, *, eta, beta)` the LRP relevance E_η (n, d), positive = evidence for `classes_[1]`,
+    `explain_terms` the same with its conservation law. Delegated to scikit-learn: nothing at
+    explanation time (the fitted model is read once and never modified)."""
+    def __init__(self, model, # fitted binary sklearn.svm.SVC or NuSVC with kernel="rbf"
+                 *, chunk_size: int | None = None, # rows per block (default: ~10⁶ matrix entries)
                  blas_threads: int | None = 1,     # BLAS threads (None: the BLAS default)
                 ):
         from sklearn.svm import SVC, NuSVC
-        gamma = check_rbf_model(svc, (SVC, NuSVC), "binary sklearn.svm.SVC with kernel='rbf'")
-        if len(svc.classes_) != 2:
-            raise ValueError(f"NeuralizedSVM needs a binary SVC, this one has {len(svc.classes_)} classes: "
+        gamma = check_rbf_model(model, (SVC, NuSVC), "binary sklearn.svm.SVC or NuSVC with kernel='rbf'")
+        if len(model.classes_) != 2:
+            raise ValueError(f"NeuralizedSVM needs a binary SVC, this one has {len(model.classes_)} classes: "
                              "use NeuralizedMulticlassSVM")
-        coef = np.asarray(svc.dual_coef_.toarray() if sp.issparse(svc.dual_coef_) else svc.dual_coef_).ravel()
-        U = dense(svc.support_vectors_)
+        coef = dense(model.dual_coef_, "the model's dual coefficients").ravel()
+        U = dense(model.support_vectors_, "the model's support vectors")
         pos, neg = coef > 0, coef < 0
-        super().__init__(U[pos], coef[pos], U[neg], -coef[neg], float(svc.intercept_[0]), gamma,
-                         classes=svc.classes_, chunk_size=chunk_size, blas_threads=blas_threads)
-        self.feature_names_in_ = getattr(svc, "feature_names_in_", None)
+        super().__init__(U[pos], coef[pos], U[neg], -coef[neg], float(np.ravel(model.intercept_)[0]), gamma,
+                         classes=model.classes_, chunk_size=chunk_size, blas_threads=blas_threads)
+        feature_names_from(self, model)
+

@@ -1,0 +1,114 @@
+"""Part A for scikit-learn's naive Bayes: exact Shapley values (= enumeration of coalitions through the model's
+own `predict_joint_log_proba`), efficiency, d_shap = d_odds, the k-NN, and shap's KernelExplainer at convergence."""
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings, strategies as st
+from sklearn.base import clone
+from sklearn.naive_bayes import BernoulliNB, CategoricalNB, ComplementNB, GaussianNB, MultinomialNB
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from xai_geometry import Explanation
+from xai_geometry.naive_bayes import (SupervisedKNeighborsClassifier, embedding, exact_shapley_values, explain,
+                                      pairwise_distances, shapley_values)
+from xai_geometry.naive_bayes.shapley import base_values, explained_output
+
+MODELS = [GaussianNB(), CategoricalNB(), BernoulliNB(), BernoulliNB(binarize=None), MultinomialNB(alpha=0.3),
+          ComplementNB(), ComplementNB(norm=True)]
+
+
+def _data(model, n, M, K, seed):
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % K
+    X = rng.normal(size=(n, M)) + y[:, None] * rng.normal(size=M)
+    if isinstance(model, CategoricalNB): X = np.digitize(X, [-1, 0, 1]).astype(float)
+    elif isinstance(model, BernoulliNB) and model.binarize is None: X = (X > 0).astype(float)
+    elif isinstance(model, (MultinomialNB, ComplementNB)): X = np.round(np.abs(X) * 2)
+    return X, y
+
+
+@settings(max_examples=40, deadline=None)
+@given(i=st.integers(0, len(MODELS) - 1), K=st.integers(2, 4), M=st.integers(2, 5), seed=st.integers(0, 2**16),
+       output=st.sampled_from(["log_odds", "joint_log_likelihood"]), complement=st.sampled_from(["pooled", "mixture"]))
+def test_shapley_values_equal_enumeration_and_add_up(i, K, M, seed, output, complement):
+    proto = MODELS[i]
+    if output == "log_odds" and K > 2 and isinstance(proto, ComplementNB): return
+    X, y = _data(proto, 60, M, K, seed)
+    model = clone(proto).fit(X, y)
+    gaussian_mixture = isinstance(model, GaussianNB) and complement == "mixture" and K > 2 and output == "log_odds"
+    B = X if gaussian_mixture else None      # no closed form there: the training rows as background
+    phi = shapley_values(model, X[:3], output=output, complement=complement, background=B)
+    ref = exact_shapley_values(model, X[:3], output=output, complement=complement, background=X)
+    np.testing.assert_allclose(phi, ref, rtol=1e-10, atol=1e-10)
+    e = explain(model, X, output=output, complement=complement, background=B)
+    assert isinstance(e, Explanation) and e.values.shape == (len(X), M, K)
+    e.check_additivity(explained_output(model, X, output=output, complement=complement), rtol=1e-10, atol=1e-10)
+    if output == "joint_log_likelihood":
+        e.check_additivity(model.predict_joint_log_proba(X), rtol=1e-10, atol=1e-10)
+    elif K == 2:
+        lp = model.predict_log_proba(X)
+        np.testing.assert_allclose(e.total[:, 1], lp[:, 1] - lp[:, 0], rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("proto", MODELS, ids=lambda m: repr(m))
+def test_dataframes_are_matched_by_name(proto):
+    X, y = _data(proto, 50, 3, 2, 0)
+    df = pd.DataFrame(X, columns=["a", "b", "c"])
+    model = clone(proto).fit(df, y)
+    np.testing.assert_allclose(shapley_values(model, df[["c", "a", "b"]]), shapley_values(model, df), rtol=0, atol=0)
+    with pytest.raises(ValueError, match="'b'"): explain(model, df.drop(columns="b"))
+    assert explain(model, df).feature_names == ("a", "b", "c")
+
+
+@pytest.mark.parametrize("proto", MODELS, ids=lambda m: repr(m))
+def test_geometry_and_knn(proto):
+    X, y = _data(proto, 80, 4, 3, 1)
+    model = clone(proto).fit(X, y)
+    S = X[:20]
+    lp = model.predict_log_proba(S); delta = np.abs(lp[:, None] - lp[None]).sum(-1)
+    assert np.all(delta <= pairwise_distances(model, S, kind="global") * (1 + 1e-9) + 1e-9)   # bound (4)
+    if not isinstance(model, ComplementNB):
+        np.testing.assert_allclose(pairwise_distances(model, S, kind="shap"), pairwise_distances(model, S, kind="odds"),
+                                   rtol=1e-9, atol=1e-9)
+        E = embedding(model, S, kind="shap")
+        np.testing.assert_allclose(E.reshape(20, 4, 3), shapley_values(model, S), rtol=0, atol=0)
+    knn = SupervisedKNeighborsClassifier(kind="nb", n_neighbors=3, model=model, prefit=True).fit(X[:60], y[:60])
+    pred = knn.predict(X[60:])
+    assert pred.shape == (20,) and set(pred) <= set(model.classes_)
+    D = pairwise_distances(knn.model_, X[60:], X[:60], kind="nb")
+    d, ind = knn.kneighbors(X[60:])
+    np.testing.assert_allclose(np.take_along_axis(D, ind, 1), d, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(np.sort(D, axis=1)[:, :3], d, rtol=1e-9, atol=1e-9)
+
+
+def test_training_marginals_are_exact_with_sample_weights():
+    X, y = _data(GaussianNB(), 120, 3, 3, 2)
+    w = np.random.default_rng(0).uniform(0.1, 2.0, len(y))
+    model = GaussianNB().fit(X, y, sample_weight=w)
+    phi = shapley_values(model, X, output="joint_log_likelihood")
+    # the base value is the weighted mean of the joint log-likelihood over the training rows
+    np.testing.assert_allclose(base_values(model, output="joint_log_likelihood"),
+                               np.average(model.predict_joint_log_proba(X), axis=0, weights=w), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(np.average(phi, axis=0, weights=w), 0, atol=1e-10)
+
+
+def test_sparse_counts():
+    sp = pytest.importorskip("scipy.sparse")
+    X, y = _data(MultinomialNB(), 50, 6, 2, 3)
+    model = MultinomialNB().fit(sp.csr_matrix(X), y)
+    np.testing.assert_allclose(shapley_values(model, sp.csr_matrix(X)), shapley_values(model, X), rtol=0, atol=0)
+
+
+def test_kernel_explainer_at_convergence():
+    shap = pytest.importorskip("shap", reason="shap (the compare extra) is the reference here")
+    X, y = _data(GaussianNB(), 100, 5, 2, 4)
+    model = GaussianNB().fit(X, y)
+    B = X[:15]
+    ke = shap.KernelExplainer(lambda Z: explained_output(model, Z)[:, 1], B)
+    sv = np.asarray(ke.shap_values(X[20:23], nsamples=2 ** 5, l1_reg=False, silent=True))
+    np.testing.assert_allclose(sv, shapley_values(model, X[20:23], background=B)[:, :, 1], rtol=1e-10, atol=1e-10)
+
+
+@parametrize_with_checks([SupervisedKNeighborsClassifier(model=GaussianNB())])
+def test_sklearn_api_knn_with_gaussian_nb(estimator, check):
+    check(estimator)
