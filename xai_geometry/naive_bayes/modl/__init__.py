@@ -17,3 +17,6 @@ __all__ = ["GARBAGE_MIN_VALUES", "RISSANEN_C0", "bounded_universal_code_length",
            "grouping_cost", "log2_star", "log_bell", "log_factorial", "universal_code_length",
            "greedy_discretization", "khiops_discretization", "modl_grouping", "optimal_discretization",
            "Interval", "MODLDiscretizer", "MODLEncoder", "MODLGrouper", "ValueGroup"]
+
+for _name in __all__:                    # the public home of each name is the subpackage (as numpy's set_module does)
+    if callable(globals()[_name]): globals()[_name].__module__ = "xai_geometry.naive_bayes.modl"
