@@ -5,6 +5,7 @@ cell that mixes imports with other code would run heavy work while the docs buil
 cells of their own. Exported code must not import the development tools (nbdev, fastcore).
 """
 import ast
+import re
 import json
 from pathlib import Path
 
@@ -56,3 +57,27 @@ def test_exported_code_needs_no_dev_tools(nb):
             mods = [a.name for a in n.names] if isinstance(n, ast.Import) else [n.module or ""] if isinstance(n, ast.ImportFrom) else []
             bad += [f"cell {i}: imports {m}" for m in mods if m.split(".")[0] in ("nbdev", "fastcore", "execnb")]
     assert not bad, f"{nb.name}: exported code imports development tools:\n" + "\n".join(bad)
+
+
+OUTSIDE = re.compile(r"REFERENCE\.md|KHIOPS\.md|DESIGN\.md|STYLE\.md|NBDEV\.md|\.\./shared|shared/datasets|shared/tools")
+TIMING = re.compile(r"assert[^\"\n]*\b(dt|elapsed|seconds|wall|took|secs|duration)\b *<")
+
+
+@pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_file_outside_the_repository_is_cited(nb):
+    "A reader has the repository only: the prose brings facts in with their real sources."
+    text = nb.read_text(encoding="utf-8")
+    assert not OUTSIDE.search(text), f"{nb.name} cites a file outside the repository: {OUTSIDE.search(text).group(0)}"
+
+
+@pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_wall_time_is_asserted(nb):
+    "Timings live in the benchmarks: a busy machine must not fail a notebook."
+    bad = [src[:100] for _, src in _cells(nb) if TIMING.search(src)]
+    assert not bad, f"{nb.name} asserts a wall time: {bad}"
+
+
+def test_the_package_cites_no_file_outside_the_repository():
+    files = [p for p in (ROOT / "xai_geometry").rglob("*.py") if p.name != "_modidx.py"] + [ROOT / "README.md"]
+    bad = [str(p.relative_to(ROOT)) for p in files if OUTSIDE.search(p.read_text(encoding="utf-8"))]
+    assert not bad, bad
