@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 
 # %% auto #0
-__all__ = ['DATASETS', 'ALIASES', 'ENV_VAR', 'PACKAGE_DATA', 'DatasetInfo', 'data_locations', 'DatasetNotFoundError', 'locate',
-           'find_file', 'verify_checksums', 'load', 'list_datasets']
+__all__ = ['DATASETS', 'ALIASES', 'ENV_VAR', 'PACKAGE_DIR', 'PACKAGE_DATA', 'DatasetInfo', 'data_locations',
+           'DatasetNotFoundError', 'locate', 'find_file', 'verify_checksums', 'load', 'list_datasets']
 
 # %% ../nbs/00_datasets.ipynb #caff0781
 @dataclass(frozen=True)
@@ -84,7 +84,8 @@ def _module_dir() -> Path:
         f = importlib.util.find_spec("xai_geometry.datasets").origin
     return Path(f).resolve().parent
 
-PACKAGE_DATA = _module_dir() / "data"  # the data sets shipped with the package
+PACKAGE_DIR = _module_dir()  # the installed package's folder
+PACKAGE_DATA = PACKAGE_DIR / "data"  # the data sets shipped with the package
 
 def data_locations(data_home: str | os.PathLike | None = None,  # directory searched first
                   ) -> list[tuple[str, Path]]:

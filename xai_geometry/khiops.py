@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .datasets import PACKAGE_DIR
 from .runner import UsageError, project_root
 
 
@@ -29,23 +30,15 @@ SETUP = ("python -m venv .venv-khiops && .venv-khiops/bin/pip install khiops-cor
 class KhiopsNotAvailable(UsageError, RuntimeError):
     "Khiops was asked for but is not installed here; the message says how to install it."
 
-def _module_dir() -> Path:
-    "This module's folder, from its own file (the notebook, which has no `__file__`, asks the import system)."
-    f = globals().get("__file__")
-    if f is None:
-        import importlib.util
-        f = importlib.util.find_spec("xai_geometry.khiops").origin
-    return Path(f).resolve().parent
-
 def job_script() -> Path:
     "The job that runs inside the Khiops environment (`xai_geometry/khiops_job.py`)."
-    return _module_dir() / "khiops_job.py"
+    return PACKAGE_DIR / "khiops_job.py"
 
 def khiops_python() -> Path | None:
     "The Python interpreter of the virtual environment that holds Khiops, or None."
     cands = []
     if os.environ.get("XAI_GEOMETRY_KHIOPS_PYTHON"): cands.append(Path(os.environ["XAI_GEOMETRY_KHIOPS_PYTHON"]))
-    roots = [project_root(), project_root(_module_dir())]
+    roots = [project_root(), project_root(PACKAGE_DIR)]
     cands += [r / ".venv-khiops" / "bin" / "python" for r in roots if r is not None]
     return next((c for c in cands if c.is_file()), None)
 

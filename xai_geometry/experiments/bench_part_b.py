@@ -138,28 +138,23 @@ def bench(out_dir: Path | str,   # directory that receives bench_part_b.csv
     add("knn", "NeuralizedKNN.explain", n_ex, median_time(lambda: nk.explain(Xkq), repeats, warmup=1)[0], peer, note)
     # --- the tabular models people have, behind a scaler: k-NN and kernel ridge, against shap's KernelExplainer
     from sklearn.kernel_ridge import KernelRidge
-    Xt, yt = load("breast_cancer"); Xt = Xt.to_numpy(float)
-    knn_p = make_pipeline(StandardScaler(), KNeighborsClassifier(n_neighbors=9)).fit(Xt[:400], yt[:400]); Xtq = Xt[400:]
-    note = "breast cancer (569 × 30), StandardScaler → KNeighborsClassifier(k = 9), 400 training rows"
-    peer, _ = median_time(lambda: knn_p.predict_proba(Xtq), repeats, warmup=1)
-    add("knn_tabular", "sklearn Pipeline.predict_proba (peer)", len(Xtq), peer, peer, note)
-    add("knn_tabular", "neuralized.explain(pipeline, X) → Explanation", len(Xtq),
-        median_time(lambda: explain(knn_p, Xtq), repeats, warmup=1)[0], peer, note)
-    per_row, how = _shap_kernel_per_row(knn_p, Xt[:400], Xtq[:1] if quick else Xtq[:3], 10 if quick else 100,
-                                        100 if quick else 2 * 30 + 2048, progress, output=lambda Z: knn_p.predict_proba(Z)[:, 1])
-    add("knn_tabular", "shap.KernelExplainer, extrapolated", len(Xtq), np.nan if per_row is None else per_row * len(Xtq), peer,
-        f"{note}; output predict_proba[:, 1]; {how}")
-    Xr, yr = load("concrete"); Xr = Xr.to_numpy(float); yr = yr.to_numpy(float)
-    krr = make_pipeline(StandardScaler(), KernelRidge(kernel="rbf", gamma=0.1, alpha=0.1)).fit(Xr[:800], yr[:800]); Xrq = Xr[800:]
-    note = "concrete (1,030 × 8), StandardScaler → KernelRidge(rbf, γ = 0.1), 800 training rows"
-    peer, _ = median_time(lambda: krr.predict(Xrq), repeats, warmup=1)
-    add("krr", "sklearn Pipeline.predict (peer)", len(Xrq), peer, peer, note)
-    add("krr", "neuralized.explain(pipeline, X) → Explanation", len(Xrq),
-        median_time(lambda: explain(krr, Xrq), repeats, warmup=1)[0], peer, note)
-    per_row, how = _shap_kernel_per_row(krr, Xr[:800], Xrq[:1] if quick else Xrq[:3], 10 if quick else 100,
-                                        100 if quick else 2 * 8 + 2048, progress, output=krr.predict)
-    add("krr", "shap.KernelExplainer, extrapolated", len(Xrq), np.nan if per_row is None else per_row * len(Xrq), peer,
-        f"{note}; output predict; {how}")
+    Xt, yt = load("breast_cancer"); Xr, yr = load("concrete")
+    tabular = [("knn_tabular", make_pipeline(StandardScaler(), KNeighborsClassifier(n_neighbors=9)), Xt.to_numpy(float), yt, 400,
+                "predict_proba", lambda m: (lambda Z: m.predict_proba(Z)[:, 1]),
+                "breast cancer (569 × 30), StandardScaler → KNeighborsClassifier(k = 9), 400 training rows; output predict_proba[:, 1]"),
+               ("krr", make_pipeline(StandardScaler(), KernelRidge(kernel="rbf", gamma=0.1, alpha=0.1)), Xr.to_numpy(float),
+                yr.to_numpy(float), 800, "predict", lambda m: m.predict,
+                "concrete (1,030 × 8), StandardScaler → KernelRidge(rbf, γ = 0.1), 800 training rows; output predict")]
+    for task, model, Xa, ya, n_fit, own, output, note in tabular:
+        model.fit(Xa[:n_fit], ya[:n_fit]); Xaq = Xa[n_fit:]; f = output(model)
+        peer, _ = median_time(lambda: f(Xaq), repeats, warmup=1)
+        add(task, f"sklearn Pipeline.{own} (peer)", len(Xaq), peer, peer, note)
+        add(task, "neuralized.explain(pipeline, X) → Explanation", len(Xaq),
+            median_time(lambda: explain(model, Xaq), repeats, warmup=1)[0], peer, note)
+        per_row, how = _shap_kernel_per_row(model, Xa[:n_fit], Xaq[:1] if quick else Xaq[:3], 10 if quick else 100,
+                                            100 if quick else 2 * Xa.shape[1] + 2048, progress, output=f)
+        add(task, "shap.KernelExplainer, extrapolated", len(Xaq), np.nan if per_row is None else per_row * len(Xaq), peer,
+            f"{note}; {how}")
     df = pd.DataFrame(rows)
     df.to_csv(out_dir / "bench_part_b.csv", index=False)
     return df
