@@ -534,7 +534,9 @@ def _claims_all(P: pd.DataFrame) -> pd.DataFrame:
     for ref in ("lrp", "lrp_eta=0"):
         if ref not in P.columns: continue
         Q = P if ref == "lrp" else P[P.model == "knn"]
-        per = claim_counts(Q, reference=ref).assign(seeds=lambda d: d.seed.astype(str)).drop(columns="seed")
+        per = claim_counts(Q, reference=ref)
+        if per.empty: continue  # no point of this model has the reference column (e.g. images only)
+        per = per.assign(seeds=lambda d: d.seed.astype(str)).drop(columns="seed")
         pooled = claim_counts(Q, reference=ref, by=("dataset", "model")).assign(seeds="pooled")
         out += [per, pooled]
     return pd.concat(out, ignore_index=True)
@@ -607,14 +609,15 @@ def reproduce(out_dir,  # directory that receives the part_b_* tables and figure
     fig(plot_figure3(T), "part_b_fig3_ablation{sfx}.png")
     fig(plot_paired(D[D.method.isin(CLAIM_BASELINES + ("shapley_sampling", "shapley_mean"))]), "part_b_table2_paired{sfx}.png")
     # k / η sweep of LRP-KNN, KernelSHAP settings
-    PK = table2_points(by_kind["knn_k"])
-    K = table2_frame(by_kind["knn_k"]).assign(k=[r["k"] for r in by_kind["knn_k"] for _ in r["aufc"]])
-    DK = paired_differences(PK, "lrp", against=KNN_SWEEP_METHODS, by=("dataset", "model", "k"))
-    DK0 = paired_differences(PK, "lrp_eta=0", against=KNN_SWEEP_METHODS, by=("dataset", "model", "k"))
-    CK = pd.concat([claim_counts(PK, reference=r, by=("dataset", "model", "k")) for r in ("lrp", "lrp_eta=0")], ignore_index=True)
-    save(K, "part_b_knn_sweep{sfx}.csv"); save(pd.concat([DK, DK0], ignore_index=True), "part_b_knn_sweep_pairs{sfx}.csv")
-    save(CK, "part_b_knn_sweep_claims{sfx}.csv")
-    fig(plot_knn_sweep(K[K.method.isin(KNN_SWEEP_METHODS)]), "part_b_knn_sweep{sfx}.png")
+    if by_kind.get("knn_k"):  # tabular data sets only
+        PK = table2_points(by_kind["knn_k"])
+        K = table2_frame(by_kind["knn_k"]).assign(k=[r["k"] for r in by_kind["knn_k"] for _ in r["aufc"]])
+        DK = paired_differences(PK, "lrp", against=KNN_SWEEP_METHODS, by=("dataset", "model", "k"))
+        DK0 = paired_differences(PK, "lrp_eta=0", against=KNN_SWEEP_METHODS, by=("dataset", "model", "k"))
+        CK = pd.concat([claim_counts(PK, reference=r, by=("dataset", "model", "k")) for r in ("lrp", "lrp_eta=0")], ignore_index=True)
+        save(K, "part_b_knn_sweep{sfx}.csv"); save(pd.concat([DK, DK0], ignore_index=True), "part_b_knn_sweep_pairs{sfx}.csv")
+        save(CK, "part_b_knn_sweep_claims{sfx}.csv")
+        fig(plot_knn_sweep(K[K.method.isin(KNN_SWEEP_METHODS)]), "part_b_knn_sweep{sfx}.png")
     if by_kind.get("kernel_shap_variants"):
         save(table2_frame(by_kind["kernel_shap_variants"]), "part_b_kernel_shap_variants{sfx}.csv")
     # Fig. 2, Fig. 4, runtime
