@@ -12,7 +12,7 @@ from xai_geometry.datasets import load
 from xai_geometry.gnb.classifier import GeneralizedNaiveBayes
 from xai_geometry.experiments.part_c import (METHODS, InnerCVClassifier, KernelDensityNaiveBayes, SubsampledReducedGNB,
                                           TreeAugmentedNaiveBayes, bin_codes, discrete_conditional_mutual_information,
-                                          make_method, ovr_auc, prefix_accuracies, quantile_bins, run_fold)
+                                          make_method, prefix_accuracies, quantile_bins, run_fold)
 
 
 @parametrize_with_checks([KernelDensityNaiveBayes(), TreeAugmentedNaiveBayes()])
@@ -75,14 +75,6 @@ def test_tan_tables_are_distributions():
     tan = TreeAugmentedNaiveBayes(n_bins=4).fit(X, y)
     for T in tan.log_tables_: np.testing.assert_allclose(np.exp(T).sum(-1), 1.0, rtol=1e-12)
     assert (tan.parent_ == -1).sum() == 1 and tan.parent_[0] == -1
-
-
-def test_ovr_auc_equals_sklearn():
-    rng = np.random.default_rng(0)
-    y = rng.integers(0, 4, 200); P = rng.dirichlet(np.ones(4), 200)
-    assert ovr_auc(y, P, np.arange(4)) == pytest.approx(roc_auc_score(y, P, multi_class="ovr", average="macro"), abs=1e-12)
-    y2 = rng.integers(0, 2, 50); P2 = rng.dirichlet(np.ones(2), 50)
-    assert ovr_auc(y2, P2, np.arange(2)) == pytest.approx(roc_auc_score(y2, P2[:, 1]))
 
 
 @pytest.mark.parametrize("name", ["iris", "wine"])

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..gnb.classifier import GeneralizedNaiveBayes
 from ..gnb.shapley import background_sample, embedding
+from ..stats import macro_ovr_auc
 
 
 # %% auto #0
@@ -17,12 +18,6 @@ __all__ = ['DATASETS', 'knn_geometry_fold', 'gnb_shapley_knn_table']
 # %% ../../nbs/36_gnb_shapley_knn.ipynb #a1c36005
 DATASETS = ("iris", "wine", "breast_cancer_wisconsin_diagnostic", "ionosphere", "sonar",
             "glass", "parkinsons", "pima", "vehicle")
-
-def _macro_ovr_auc(y, S, n_classes):
-    "One-vs-rest AUC averaged over the classes with both positives and negatives in y (scores S (n, K))."
-    from sklearn.metrics import roc_auc_score
-    out = [roc_auc_score(y == c, S[:, c]) for c in range(n_classes) if 0 < (y == c).sum() < len(y)]
-    return float(np.mean(out)) if out else np.nan
 
 def knn_geometry_fold(X_train, y_train, X_test, y_test,
                       n_background: int = 100, random_state=0, ks=(1, 5, 10), dependence: str = "gaussian") -> list[dict]:
@@ -46,7 +41,7 @@ def knn_geometry_fold(X_train, y_train, X_test, y_test,
         D = cdist(Ete, Etr, metric)
         nn = np.argsort(D, axis=1, kind="stable")[:, :kmax]      # ties: lowest training index
         S = np.eye(K)[ytr[nn[:, 0]]]
-        r = dict(geometry=g, acc=float((ytr[nn[:, 0]] == yte).mean()), auc=_macro_ovr_auc(yte, S, K),
+        r = dict(geometry=g, acc=float((ytr[nn[:, 0]] == yte).mean()), auc=macro_ovr_auc(yte, S),
                  gnb_acc=float((pred_te == yte).mean()))
         for k in ks: r[f"locagree_{k}"] = float((pred_tr[nn[:, :k]] == pred_te[:, None]).mean())
         rows.append(r)

@@ -24,8 +24,7 @@ from ..validation import check_features, check_target
 __all__ = ['METHODS', 'DATASETS', 'QUICK_DATASETS', 'REDUCTION_DATASETS', 'CURVE_METHODS', 'KernelDensityNaiveBayes',
            'quantile_bins', 'bin_codes', 'discrete_conditional_mutual_information', 'TreeAugmentedNaiveBayes',
            'InnerCVClassifier', 'prefix_predictions', 'prefix_accuracies', 'SubsampledReducedGNB', 'make_method',
-           'ovr_auc', 'run_fold', 'within_class_dependence', 'summarize', 'rank_table', 'iris_training_accuracy',
-           'reproduce']
+           'run_fold', 'within_class_dependence', 'summarize', 'rank_table', 'iris_training_accuracy', 'reproduce']
 
 # %% ../../nbs/39_gnb_experiments.ipynb #44446461
 class KernelDensityNaiveBayes(JointLogLikelihoodClassifier):
@@ -326,16 +325,6 @@ def make_method(name: str, random_state: int = 0):
     return InnerCVClassifier(kind="logreg" if name == "logreg" else "svm", random_state=random_state)
 
 # %% ../../nbs/39_gnb_experiments.ipynb #a24d4b11
-def ovr_auc(y: np.ndarray,  # (n,) labels
-            proba: np.ndarray,  # (n, K) probabilities, columns in the order of `classes`
-            classes: np.ndarray,  # (K,)
-           ) -> float:
-    "Macro one-vs-rest AUC over the classes present in y (binary: the AUC of classes[1]); sklearn's ovr macro when all are present."
-    from sklearn.metrics import roc_auc_score
-    if len(classes) == 2: return float(roc_auc_score(y == classes[1], proba[:, 1]))
-    vals = [roc_auc_score(y == c, proba[:, i]) for i, c in enumerate(classes) if 0 < np.sum(y == c) < len(y)]
-    return float(np.mean(vals))
-
 def _aligned_proba(est, X, classes):
     "(n, K) predict_proba with columns in the order of all `classes` (a class unseen in training gets 0)."
     P = est.predict_proba(X)
@@ -359,6 +348,7 @@ def run_fold(dataset: str,  # a name for `xai_geometry.datasets.load`
     from sklearn.model_selection import StratifiedKFold
     from threadpoolctl import threadpool_limits
     from xai_geometry.datasets import load
+    from xai_geometry.stats import macro_ovr_auc
     Xdf, ys = load(dataset)
     X, y = Xdf.to_numpy(dtype=float), ys.to_numpy()
     classes = np.unique(y)
@@ -372,7 +362,7 @@ def run_fold(dataset: str,  # a name for `xai_geometry.datasets.load`
             pred = classes[P.argmax(1)]
             s = getattr(est, "structure_", None)
             rows.append(dict(dataset=dataset, fold=fold, method=name, accuracy=accuracy_score(y[te], pred),
-                             f1=f1_score(y[te], pred, average="macro"), auc=ovr_auc(y[te], P, classes),
+                             f1=f1_score(y[te], pred, average="macro"), auc=macro_ovr_auc(pd.Index(classes).get_indexer(y[te]), P),
                              fit_s=fit_s, predict_s=predict_s,
                              n_edges=len(s.edges) if s is not None else np.nan))
             if curve and name in CURVE_METHODS:
