@@ -59,9 +59,15 @@ def _part_costs(counts):
     J = c.shape[-1]
     n = c.sum(-1)
     top = (int(n.max()) if n.size else 0) + J
-    if top >= _LNF_CAP: return _lnfact(n + J - 1) - _lnfact(J - 1) - _lnfact(c).sum(-1)
+    if top >= _LNF_CAP: return _lnfact(n + J - 1) - _lnfact(J - 1) - _fold_classes(_lnfact(c))
     T = _lnf_table(top + 1)
-    return T[n + J - 1] - T[J - 1] - T[c].sum(-1)
+    return T[n + J - 1] - T[J - 1] - _fold_classes(T[c])
+
+def _fold_classes(t):
+    "Sum over the last axis, added from the left (numpy's sum pairs the terms from 8 columns on; the compiled searches add from the left)."
+    s = t[..., 0]
+    for j in range(1, t.shape[-1]): s = s + t[..., j]
+    return s
 
 # %% ../../../nbs/10a_modl_criteria.ipynb #dca5e839
 RISSANEN_C0 = 2.865064  # Rissanen (1983): c0 = sum over n >= 1 of 2^(-log2* n)

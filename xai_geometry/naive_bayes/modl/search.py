@@ -5,14 +5,14 @@
 # %% ../../../nbs/10b_modl_search.ipynb #9c14822d
 from __future__ import annotations
 
-import heapq
 import math
-import struct
 
+import numba
 import numpy as np
+from scipy.special import gammaln
 
 from .criteria import (GARBAGE_MIN_VALUES, _check_counts, _disc_partition_cost,
-                                                    _group_partition_cost, _khiops_disc_pcost, _lnfact_list,
+                                                    _group_partition_cost, _khiops_disc_pcost, _LNF_CAP, _lnf_table,
                                                     _part_costs, bounded_universal_code_length, grouping_cost)
 
 # %% auto #0
@@ -49,202 +49,248 @@ def _partition_cost_table(partition_cost, Imax):
     return [0.0] + [partition_cost(k) for k in range(1, Imax + 1)]
 
 # %% ../../../nbs/10b_modl_search.ipynb #52750214
-_PACK = struct.Struct("<d").pack
-_UNPACK = struct.Struct("<q").unpack
-_M63 = (1 << 63) - 1
+_jit = numba.njit(cache=True, nogil=True)  # compiled once, cached beside the module (or in numba's user cache)
 
-def _merge_keys(d, SH):
-    "Integer keys of the pairs i = 0.. with deltas d, ordered as the tuples (d[i], i)."
-    b = (np.asarray(d, dtype=float) + 0.0).view(np.int64)
-    t = (b ^ ((b >> 63) & np.int64(_M63))).tolist()
-    return [(x << SH) | i for i, x in enumerate(t)]
 
-def _greedy_merge(c, partition_cost, lnf):
-    "Bottom-up greedy merges to one interval (O(V log V)); returns the interval ends at the best count seen."
+@_jit
+def _hpush(hd, hi, n, d, i):
+    "Push (d, i) on the binary min-heap held in hd[:n], hi[:n] (ordered as the tuples (d, i)); returns the new size."
+    k = n
+    while k > 0:
+        p = (k - 1) >> 1
+        if hd[p] < d or (hd[p] == d and hi[p] < i): break
+        hd[k] = hd[p]; hi[k] = hi[p]; k = p
+    hd[k] = d; hi[k] = i
+    return n + 1
+
+
+@_jit
+def _hpop(hd, hi, n):
+    "Remove the smallest (d, i) of the heap hd[:n], hi[:n]; returns the new size (the removed entry is left at hd[n - 1])."
+    d0 = hd[0]; i0 = hi[0]
+    n -= 1
+    d = hd[n]; i = hi[n]
+    k = 0
+    while True:
+        c = 2 * k + 1
+        if c >= n: break
+        if c + 1 < n and (hd[c + 1] < hd[c] or (hd[c + 1] == hd[c] and hi[c + 1] < hi[c])): c += 1
+        if d < hd[c] or (d == hd[c] and i < hi[c]): break
+        hd[k] = hd[c]; hi[k] = hi[c]; k = c
+    hd[k] = d; hi[k] = i
+    hd[n] = d0; hi[n] = i0
+    return n
+
+
+@_jit
+def _pair_cost(A, r, s, lnf, lnJ1):
+    "log((n+J-1)!/(J-1)!) - sum_j log n_j! of the rows r + s of A (J = 2: the terms subtracted one by one; else their sum from the left)."
+    J = A.shape[1]
+    if J == 2:
+        a = A[r, 0] + A[s, 0]; b = A[r, 1] + A[s, 1]
+        return lnf[a + b + 1] - lnJ1 - lnf[a] - lnf[b]
+    t = 0; acc = 0.0
+    for k in range(J):
+        x = A[r, k] + A[s, k]; t += x; acc += lnf[x]
+    return lnf[t + J - 1] - lnJ1 - acc
+
+
+@_jit
+def _greedy_merge_kernel(c, cost0, d0, lnf):
+    """Bottom-up merges of adjacent rows of c down to one interval, the cheapest first (ties: the leftmost pair).
+    Returns the row removed by each merge and the merge's delta of the data cost."""
+    V, J = c.shape
+    A = c.copy(); cost = cost0.copy()
+    lnJ1 = lnf[J - 1]
+    cap = 3 * V + 1
+    hd = np.empty(cap); hi = np.empty(cap, np.int64); n = 0
+    dcur = np.empty(V); live = np.zeros(V, np.bool_)
+    for i in range(V - 1):
+        dcur[i] = d0[i] + 0.0; live[i] = True
+        n = _hpush(hd, hi, n, dcur[i], i)
+    nxt = np.arange(1, V + 1); prv = np.arange(-1, V - 1)
+    order = np.empty(V - 1, np.int64); deltas = np.empty(V - 1)
+    t = 0
+    while t < V - 1:
+        n = _hpop(hd, hi, n)
+        d = hd[n]; i = hi[n]
+        if not live[i] or dcur[i] != d: continue         # stale entry
+        j = nxt[i]
+        ci = cost[i] + cost[j] + d; cost[i] = ci
+        live[j] = False; nj = nxt[j]; nxt[i] = nj
+        order[t] = j; deltas[t] = d; t += 1
+        for k in range(J): A[i, k] += A[j, k]
+        p = prv[i]
+        if p >= 0:
+            dp = _pair_cost(A, p, i, lnf, lnJ1) - cost[p] - ci
+            dcur[p] = dp + 0.0
+            n = _hpush(hd, hi, n, dcur[p], p)
+        if nj < V:
+            prv[nj] = i
+            # the order of the last two subtractions is that of the reference (J = 2: cost[nj] first)
+            if J == 2: dn = _pair_cost(A, i, nj, lnf, lnJ1) - cost[nj] - ci
+            else: dn = _pair_cost(A, i, nj, lnf, lnJ1) - ci - cost[nj]
+            dcur[i] = dn + 0.0
+            n = _hpush(hd, hi, n, dcur[i], i)
+        else:
+            live[i] = False
+    return order, deltas
+
+
+def _lnf_array(n):
+    "log k! for k = 0..n-1 (at least) as an array: the cached table, or `gammaln` beyond its cap (the same values)."
+    return _lnf_table(n) if n <= _LNF_CAP else gammaln(np.arange(n, dtype=float) + 1.0)
+
+def _greedy_merge(c, partition_cost):
+    "Bottom-up greedy merges to one interval (O(V log V), compiled); returns the interval ends at the best count seen."
+    c = np.ascontiguousarray(c, dtype=np.int64)
     V, J = c.shape
     if V == 1: return np.array([0], dtype=np.int64)
-    lnJ1 = lnf[J - 1]
     cf = _part_costs(c)
-    cost = cf.tolist()                                   # carried cost of each live interval
     d0 = _part_costs(c[:-1] + c[1:]) - cf[:-1] - cf[1:]
-    SH = V.bit_length(); MASK = (1 << SH) - 1
-    keys = _merge_keys(d0, SH)
-    cur = keys + [None]                                  # current key of the pair (i, nxt[i]); None: no pair
-    dcur = d0.tolist() + [0.0]                           # its delta
-    init = sorted(keys); init.append(None)
-    it = iter(init); head = next(it)
-    nxt = list(range(1, V + 1)); prv = list(range(-1, V - 1))
-    heap = []; pop, push = heapq.heappop, heapq.heappush
-    pack, unpack = _PACK, _UNPACK
-    order, deltas = [], []; app, dapp = order.append, deltas.append
-    carry = None; I = V
-    two, three = J == 2, J == 3
-    if two: A, B = c[:, 0].tolist(), c[:, 1].tolist()
-    elif three: A, B, C = c[:, 0].tolist(), c[:, 1].tolist(), c[:, 2].tolist()
-    else: rows = [tuple(r) for r in c.tolist()]
-    while I > 1:
-        if carry is not None: key = carry; carry = None
-        elif heap and (head is None or heap[0] < head): key = pop(heap)
-        else: key = head; head = next(it)
-        i = key & MASK
-        if cur[i] != key: continue                       # stale entry
-        j = nxt[i]; d = dcur[i]
-        ci = cost[i] + cost[j] + d; cost[i] = ci
-        cur[j] = None; nj = nxt[j]; nxt[i] = nj
-        app(j); dapp(d); I -= 1
-        p = prv[i]
-        if three:
-            a = A[i] + A[j]; b = B[i] + B[j]; e = C[i] + C[j]; A[i] = a; B[i] = b; C[i] = e
-            if p >= 0:
-                ap = A[p] + a; bp = B[p] + b; ep = C[p] + e
-                dp = lnf[ap + bp + ep + 2] - lnJ1 - (lnf[ap] + lnf[bp] + lnf[ep]) - cost[p] - ci
-            if nj < V:
-                an = A[nj] + a; bn = B[nj] + b; en = C[nj] + e
-                dn = lnf[an + bn + en + 2] - lnJ1 - (lnf[an] + lnf[bn] + lnf[en]) - ci - cost[nj]
-        elif two:
-            a = A[i] + A[j]; b = B[i] + B[j]; A[i] = a; B[i] = b
-            if p >= 0:
-                ap = A[p] + a; bp = B[p] + b
-                dp = lnf[ap + bp + 1] - lnJ1 - lnf[ap] - lnf[bp] - cost[p] - ci
-            if nj < V:
-                an = A[nj] + a; bn = B[nj] + b
-                dn = lnf[an + bn + 1] - lnJ1 - lnf[an] - lnf[bn] - cost[nj] - ci
-        else:
-            ri = rows[i] = tuple([x + y for x, y in zip(rows[i], rows[j])])
-            if p >= 0:
-                r = [x + y for x, y in zip(rows[p], ri)]; s = 0.0
-                for x in r: s += lnf[x]
-                dp = lnf[sum(r) + J - 1] - lnJ1 - s - cost[p] - ci
-            if nj < V:
-                r = [x + y for x, y in zip(ri, rows[nj])]; s = 0.0
-                for x in r: s += lnf[x]
-                dn = lnf[sum(r) + J - 1] - lnJ1 - s - ci - cost[nj]
-        lo = None                                        # the new keys: the smaller may be taken next, unqueued
-        if p >= 0:
-            dcur[p] = dp
-            lo = ((unpack(pack(dp + 0.0))[0] if dp >= 0.0 else ~unpack(pack(-dp))[0]) << SH) | p
-            cur[p] = lo
-        if nj < V:
-            prv[nj] = i; dcur[i] = dn
-            ki = ((unpack(pack(dn + 0.0))[0] if dn >= 0.0 else ~unpack(pack(-dn))[0]) << SH) | i
-            cur[i] = ki
-            if lo is None: lo = ki
-            elif ki < lo: push(heap, lo); lo = ki
-            else: push(heap, ki)
-        else: cur[i] = None
-        if lo is not None:
-            if (not heap or lo < heap[0]) and (head is None or lo < head): carry = lo
-            else: push(heap, lo)
+    order, deltas = _greedy_merge_kernel(c, cf, d0, _lnf_array(int(c.sum()) + J + 2))
     # the running total after each merge, and the best count seen (ties: fewer intervals)
     pc = np.asarray(_partition_cost_table(partition_cost, V))
     Iv = np.arange(V, 1, -1)
-    total = np.cumsum((np.asarray(deltas) + pc[Iv - 1]) - pc[Iv]).tolist()
+    total = np.cumsum((deltas + pc[Iv - 1]) - pc[Iv]).tolist()
     best_total, best_t = 0.0, 0
     for t, tot in enumerate(total, 1):
         if tot <= best_total + 1e-9: best_total, best_t = tot, t
-    removed = np.zeros(V, dtype=bool); removed[np.array(order[:best_t], dtype=np.int64)] = True
+    removed = np.zeros(V, dtype=bool); removed[order[:best_t]] = True
     starts = np.flatnonzero(~removed)
     return np.append(starts[1:] - 1, V - 1).astype(np.int64)
 
+
 # %% ../../../nbs/10b_modl_search.ipynb #8a0f6a8e
-def _windows(P, starts, stops, cur, ws, ks):
-    """Best cut of windows (w, k) of w consecutive intervals starting at interval k: the data term
-    x = new - old of every cut strictly inside, its minimum, the first cut attaining it, and, for windows that
-    have them, the cuts within 1e-9 of the minimum (a partition-cost term added afterwards could round them into a tie)."""
-    m = len(ks)
-    xmin = np.full(m, np.inf); cutmin = np.full(m, -1, np.int64); near = {}
-    if m == 0: return xmin, cutmin, near
-    a = starts[ks]; b = stops[ks + ws - 1]
-    n = np.maximum(b - a - 1, 0)
-    tot = int(n.sum())
-    if tot == 0: return xmin, cutmin, near
-    first = np.cumsum(n) - n
-    rep = np.repeat(np.arange(m), n)
-    cut = a[rep] + (np.arange(tot) - first[rep]) + 1
-    ar, br = a[rep], b[rep]
-    new = _part_costs(P[cut] - P[ar]) + _part_costs(P[br] - P[cut])
-    last = len(cur) - 1
-    old = cur[ks]
-    old = np.where(ws >= 2, old + cur[np.minimum(ks + 1, last)], old)
-    old = np.where(ws >= 3, old + cur[np.minimum(ks + 2, last)], old)
-    x = new - old[rep]
-    has = n > 0
-    xmin[has] = np.minimum.reduceat(x, first[has])
-    xr = xmin[rep]
-    at_min = x == xr
-    idx = np.flatnonzero(at_min)                         # every window with cuts holds its minimum
-    cutmin[has] = cut[idx[np.searchsorted(idx, first[has])]]
-    close = x <= xr + 1e-9 * (1.0 + np.abs(xr))
-    extra = np.flatnonzero(close & ~at_min)
-    for wi in np.unique(rep[extra]):
-        sel = np.flatnonzero(close & (rep == wi))
-        near[int(wi)] = (cut[sel], x[sel])
-    return xmin, cutmin, near
+@_jit
+def _seg_cost(P, a, b, T):
+    "Cost of the interval holding values a..b-1 from the prefix counts P: T[n+J-1] - T[J-1] - (sum_j T[n_j], from the left)."
+    J = P.shape[1]
+    n = 0; acc = 0.0
+    for k in range(J):
+        x = P[b, k] - P[a, k]; n += x
+        if k == 0: acc = T[x]
+        else: acc += T[x]
+    return T[n + J - 1] - T[J - 1] - acc
+
+
+@_jit
+def _window_best(P, T, starts, stops, cur, w, k):
+    "Best cut of the window of w intervals starting at interval k: (min of new - old over the cuts strictly inside, first cut at it); (inf, -1) if none."
+    a = starts[k]; b = stops[k + w - 1]
+    old = cur[k]
+    if w >= 2: old = old + cur[k + 1]
+    if w >= 3: old = old + cur[k + 2]
+    best = np.inf; bc = -1
+    for cut in range(a + 1, b):
+        x = (_seg_cost(P, a, cut, T) + _seg_cost(P, cut, b, T)) - old
+        if x < best: best = x; bc = cut
+    return best, bc
+
+
+@_jit
+def _first_cut_at(P, T, starts, stops, cur, w, k, dpc, val):
+    "First cut of window (w, k) whose new - old + dpc equals val (the tie-breaking of the plain search)."
+    a = starts[k]; b = stops[k + w - 1]
+    old = cur[k]
+    if w >= 2: old = old + cur[k + 1]
+    if w >= 3: old = old + cur[k + 2]
+    for cut in range(a + 1, b):
+        x = (_seg_cost(P, a, cut, T) + _seg_cost(P, cut, b, T)) - old
+        if x + dpc == val: return cut
+    return -1
+
+
+@_jit
+def _post_optimize_kernel(P, T, ends0, pcv, pc_lo, max_iter):
+    """Split / merge-split / merge-merge-split moves, the best improving first, from the partition ends0.
+    pcv[q] is the partition cost of pc_lo + q intervals. Returns (ends, moves made, done): done is False when a
+    move needs a partition cost outside the table (the caller widens it and resumes)."""
+    V = P.shape[0] - 1
+    I = len(ends0)
+    cap = V + 2
+    ends = np.empty(cap, np.int64); ends[:I] = ends0
+    starts = np.empty(cap, np.int64); stops = np.empty(cap, np.int64); cur = np.empty(cap)
+    for q in range(I):
+        starts[q] = 0 if q == 0 else ends[q - 1] + 1; stops[q] = ends[q] + 1
+        cur[q] = _seg_cost(P, starts[q], stops[q], T)
+    xm = np.full((3, cap), np.inf); cm = np.full((3, cap), -1, np.int64)
+    for w in range(1, 4):
+        for k in range(I - w + 1):
+            xm[w - 1, k], cm[w - 1, k] = _window_best(P, T, starts, stops, cur, w, k)
+    npc = len(pcv)
+    for it in range(max_iter):
+        bestv = -1e-9; bk = -1; bw = 0; bcut = -1
+        for w in range(1, 4):
+            dI = 2 - w                                   # split +1, merge-split 0, merge-merge-split -1
+            if I < w or I + dI < 1: continue
+            nwin = I - w + 1
+            anyc = False
+            for k in range(nwin):
+                if cm[w - 1, k] >= 0: anyc = True; break
+            if not anyc: continue                        # no window has a cut
+            if I + dI < pc_lo or I < pc_lo or I + dI >= pc_lo + npc or I >= pc_lo + npc:
+                return ends[:I].copy(), it, False        # the caller widens the table of partition costs
+            # argmin of xm + dpc (the first window attaining it)
+            dpc = pcv[I + dI - pc_lo] - pcv[I - pc_lo]
+            kmin = -1; vmin = np.inf
+            for k in range(nwin):
+                v = xm[w - 1, k] + dpc
+                if v < vmin: vmin = v; kmin = k
+            if kmin < 0: continue                        # no window has a cut
+            if vmin < bestv:
+                cut = cm[w - 1, kmin]
+                c2 = _first_cut_at(P, T, starts, stops, cur, w, kmin, dpc, vmin)
+                if c2 >= 0 and c2 < cut: cut = c2
+                bestv = vmin; bk = kmin; bw = w; bcut = cut
+        if bk < 0: return ends[:I].copy(), it, True
+        # apply: intervals bk..bk+bw-1 become two, cut before value bcut
+        last = ends[bk + bw - 1]
+        shift = 2 - bw
+        if shift > 0:
+            for q in range(I - 1, bk + bw - 1, -1):
+                ends[q + shift] = ends[q]; cur[q + shift] = cur[q]
+        elif shift < 0:
+            for q in range(bk + bw, I):
+                ends[q + shift] = ends[q]; cur[q + shift] = cur[q]
+        ends[bk] = bcut - 1; ends[bk + 1] = last
+        I += shift
+        for q in range(max(bk - 2, 0), I):
+            starts[q] = 0 if q == 0 else ends[q - 1] + 1; stops[q] = ends[q] + 1
+        cur[bk] = _seg_cost(P, starts[bk], stops[bk], T)
+        cur[bk + 1] = _seg_cost(P, starts[bk + 1], stops[bk + 1], T)
+        for w in range(1, 4):
+            nwin = max(I - w + 1, 0)
+            lo = min(max(bk - w + 1, 0), nwin); hi = min(bk + 2, nwin)
+            # windows from hi on are the old ones from hi - shift on
+            if shift > 0:
+                for k in range(nwin - 1, hi - 1, -1):
+                    xm[w - 1, k] = xm[w - 1, k - shift]; cm[w - 1, k] = cm[w - 1, k - shift]
+            elif shift < 0:
+                for k in range(hi, nwin):
+                    xm[w - 1, k] = xm[w - 1, k - shift]; cm[w - 1, k] = cm[w - 1, k - shift]
+            for k in range(lo, hi):
+                xm[w - 1, k], cm[w - 1, k] = _window_best(P, T, starts, stops, cur, w, k)
+            for k in range(nwin, min(nwin + 2, cap)):
+                xm[w - 1, k] = np.inf; cm[w - 1, k] = -1
+    return ends[:I].copy(), max_iter, True
 
 def _post_optimize(c, ends, partition_cost, max_iter=1000):
-    "Split / merge-split / merge-merge-split moves, best improving move first; a move re-evaluates only the windows it changes."
+    "Split / merge-split / merge-merge-split moves, best improving move first (compiled); a move re-evaluates only the windows it changes."
+    c = np.asarray(c, dtype=np.int64)
     V, J = c.shape
     P = np.vstack([np.zeros((1, J), np.int64), np.cumsum(c, 0)])
+    T = _lnf_array(int(c.sum()) + J + 2)
     ends = np.asarray(ends, dtype=np.int64)
-    starts = np.concatenate([[0], ends[:-1] + 1]); stops = ends + 1
-    cur = _part_costs(P[stops] - P[starts])
-    I = len(ends)
-    pcache = {}
-    def pc(i):
-        v = pcache.get(i)
-        if v is None: v = pcache[i] = partition_cost(i)
-        return v
-    # every window once (O(V)), then only the windows a move changes
-    W = {}
-    ws = np.concatenate([np.full(max(I - w + 1, 0), w) for w in (1, 2, 3)])
-    ks = np.concatenate([np.arange(max(I - w + 1, 0)) for w in (1, 2, 3)])
-    xm, cm, near = _windows(P, starts, stops, cur, ws, ks)
-    for w in (1, 2, 3):
-        sel = ws == w; pos = np.flatnonzero(sel)
-        W[w] = [xm[sel], cm[sel], {int(ks[q]): near[q] for q in pos if q in near}] if near else [xm[sel], cm[sel], {}]
-    for _ in range(max_iter):
+    margin = 64                                          # partition costs tabulated around the current count
+    while True:
         I = len(ends)
-        best = (-1e-9, None)
-        for w, dI in ((1, +1), (2, 0), (3, -1)):
-            xm, cm, nr = W[w]
-            if I < w or I + dI < 1: continue
-            k = int(np.argmin(xm))
-            if cm[k] < 0: continue                       # no window has a cut (xm all inf)
-            dpc = pc(I + dI) - pc(I)
-            v = xm + dpc
-            k = int(np.argmin(v)); val = float(v[k])
-            if val < best[0]:
-                cut = int(cm[k])
-                if k in nr:
-                    cs, xs = nr[k]
-                    cut = min(cut, int(cs[(xs + dpc) == val].min(initial=cut)))
-                best = (val, (k, w, cut))
-        if best[1] is None: break
-        kk, w, cut = best[1]
-        ends = np.concatenate([ends[:kk], [cut - 1], [ends[kk + w - 1]], ends[kk + w:]])
-        starts = np.concatenate([[0], ends[:-1] + 1]); stops = ends + 1
-        cur = np.concatenate([cur[:kk], _part_costs(P[stops[kk:kk + 2]] - P[starts[kk:kk + 2]]), cur[kk + w:]])
-        shift, nI = 2 - w, len(ends)
-        spans = []
-        for ww in (1, 2, 3):
-            nwin = max(nI - ww + 1, 0)
-            lo = min(max(kk - ww + 1, 0), nwin); hi = min(kk + 2, nwin)
-            spans.append((ww, lo, hi, nwin))
-        ws = np.concatenate([np.full(hi - lo, ww) for ww, lo, hi, _ in spans])
-        ks = np.concatenate([np.arange(lo, hi) for ww, lo, hi, _ in spans])
-        x2, c2, n2 = _windows(P, starts, stops, cur, ws, ks)
-        off = 0
-        for ww, lo, hi, nwin in spans:
-            xm, cm, nr = W[ww]
-            hi_old = max(hi - shift, lo)
-            q = slice(off, off + hi - lo)
-            nr2 = {k: v for k, v in nr.items() if k < lo}
-            nr2.update({k + shift: v for k, v in nr.items() if k >= hi_old})
-            for t in range(off, off + hi - lo):
-                if t in n2: nr2[int(ks[t])] = n2[t]
-            W[ww] = [np.concatenate([xm[:lo], x2[q], xm[hi_old:]]), np.concatenate([cm[:lo], c2[q], cm[hi_old:]]), nr2]
-            off += hi - lo
-    return ends
+        lo, hi = max(1, I - margin), min(V, I + margin)
+        pcv = np.array([partition_cost(i) for i in range(lo, hi + 1)], dtype=float)
+        ends, used, done = _post_optimize_kernel(P, T, ends, pcv, lo, max_iter)
+        max_iter -= used
+        if done or max_iter <= 0: return ends
+        margin *= 4
 
 def greedy_discretization(counts,  # (V, J) class counts of the distinct values, in value order
                           partition_cost,  # callable I -> prior cost of I parts (a `.table(Imax)` is used when present)
@@ -252,13 +298,12 @@ def greedy_discretization(counts,  # (V, J) class counts of the distinct values,
                          ) -> tuple[np.ndarray, float]:
     "Greedy bottom-up MODL discretization (+ post-optimization), O(V log V). Returns (last value index of each interval, cost)."
     c = _check_counts(counts)
-    N = int(c.sum())
-    lnf = _lnfact_list(N + c.shape[1] + 2)
-    ends = _greedy_merge(c, partition_cost, lnf)
+    ends = _greedy_merge(c, partition_cost)
     if post_optimize: ends = _post_optimize(c, ends, partition_cost)
     starts = np.concatenate([[0], ends[:-1] + 1])
     tab = np.add.reduceat(c, starts, axis=0)
     return ends, float(partition_cost(len(ends)) + _part_costs(tab).sum())
+
 
 # %% ../../../nbs/10b_modl_search.ipynb #e724b9ee
 def _quantile_ends(freq, Q):
