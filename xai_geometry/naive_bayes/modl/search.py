@@ -137,6 +137,14 @@ def _greedy_merge_kernel(c, cost0, d0, lnf):
     return order, deltas
 
 
+@_jit
+def _best_count(total):
+    "Number of merges at the best running total seen (ties within 1e-9: more merges, i.e. fewer intervals)."
+    best_total = 0.0; best_t = 0
+    for t in range(len(total)):
+        if total[t] <= best_total + 1e-9: best_total = total[t]; best_t = t + 1
+    return best_t
+
 def _lnf_array(n):
     "log k! for k = 0..n-1 (at least) as an array: the cached table, or `gammaln` beyond its cap (the same values)."
     return _lnf_table(n) if n <= _LNF_CAP else gammaln(np.arange(n, dtype=float) + 1.0)
@@ -152,10 +160,7 @@ def _greedy_merge(c, partition_cost):
     # the running total after each merge, and the best count seen (ties: fewer intervals)
     pc = np.asarray(_partition_cost_table(partition_cost, V))
     Iv = np.arange(V, 1, -1)
-    total = np.cumsum((deltas + pc[Iv - 1]) - pc[Iv]).tolist()
-    best_total, best_t = 0.0, 0
-    for t, tot in enumerate(total, 1):
-        if tot <= best_total + 1e-9: best_total, best_t = tot, t
+    best_t = _best_count(np.cumsum((deltas + pc[Iv - 1]) - pc[Iv]))
     removed = np.zeros(V, dtype=bool); removed[order[:best_t]] = True
     starts = np.flatnonzero(~removed)
     return np.append(starts[1:] - 1, V - 1).astype(np.int64)
