@@ -77,6 +77,20 @@ def test_no_wall_time_is_asserted(nb):
     assert not bad, f"{nb.name} asserts a wall time: {bad}"
 
 
+LEAK = re.compile(r"site-packages/|Traceback \(most recent call last\)|/home/[^/\s]+/|/Users/[^/\s]+/")
+
+
+@pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.stem)
+def test_saved_outputs_are_clean(nb):
+    "The docs show the saved outputs: no error, no traceback, no warning that prints a path of the machine that ran it."
+    bad = []
+    for i, c in enumerate(json.loads(nb.read_text(encoding="utf-8"))["cells"]):
+        for o in c.get("outputs", []):
+            if o.get("output_type") == "error": bad.append(f"cell {i}: error output {o.get('ename')}")
+            elif LEAK.search(json.dumps(o)): bad.append(f"cell {i}: {LEAK.search(json.dumps(o)).group(0)!r} in a saved output")
+    assert not bad, f"{nb.name}:\n" + "\n".join(bad)
+
+
 def test_the_package_cites_no_file_outside_the_repository():
     files = [p for p in (ROOT / "xai_geometry").rglob("*.py") if p.name != "_modidx.py"] + [ROOT / "README.md"]
     bad = [str(p.relative_to(ROOT)) for p in files if OUTSIDE.search(p.read_text(encoding="utf-8"))]

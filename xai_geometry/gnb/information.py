@@ -8,6 +8,7 @@ from __future__ import annotations
 import warnings
 from numbers import Integral, Real
 
+import numba
 import numpy as np
 from scipy import special, stats
 from scipy.spatial import cKDTree
@@ -250,14 +251,64 @@ def ksg_mutual_information(ra: np.ndarray,  # (n,) distinct integer ranks 0..n-1
 # %% ../../nbs/30_information.ipynb #b56cb201
 NONPARAMETRIC_WARN_SECONDS = 60.0  # warn when the projected time of the nonparametric weights exceeds this
 
-def _ksg_chunk(F, R, pairs, n_neighbors, psi, base):
-    "KSG values of the given (i, j) pairs of one class: F float ranks (n, d), R integer ranks, psi table."
-    n = len(R); out = np.empty(len(pairs))
+@numba.njit(cache=True, nogil=True)
+def _kth_neighbour_ranks(ra, rb, k):
+    """Max-norm distance from each point (ra[t], rb[t]) to its k-th nearest other point, for two columns of
+    distinct integer ranks 0..n-1: the points are bucketed in square cells of side about sqrt(n) (one point
+    per cell on average), and the rings of cells around a point are searched outwards until every cell left
+    is farther than the k-th smallest distance seen."""
+    n = len(ra)
+    s = max(1, int(np.sqrt(n)))                          # cell side
+    G = (n + s - 1) // s
+    cnts = np.zeros(G * G + 1, np.int64)
+    for t in range(n):
+        cnts[(ra[t] // s) * G + rb[t] // s + 1] += 1
+    for c in range(G * G): cnts[c + 1] += cnts[c]
+    pos = cnts[:-1].copy()
+    px = np.empty(n, np.int64); py = np.empty(n, np.int64)
+    for t in range(n):
+        c = (ra[t] // s) * G + rb[t] // s
+        px[pos[c]] = ra[t]; py[pos[c]] = rb[t]; pos[c] += 1
+    out = np.empty(n, np.int64); best = np.empty(k, np.int64)
+    for t in range(n):
+        x = ra[t]; y = rb[t]; cx = x // s; cy = y // s
+        x0 = cx * s; y0 = cy * s
+        dmin = min(min(x - x0, x0 + s - 1 - x), min(y - y0, y0 + s - 1 - y))
+        cnt = 0; r = 0
+        while True:
+            for gx in range(max(cx - r, 0), min(cx + r, G - 1) + 1):
+                edge = gx == cx - r or gx == cx + r
+                for gy in range(max(cy - r, 0), min(cy + r, G - 1) + 1):
+                    if not edge and gy != cy - r and gy != cy + r: continue   # inside the ring: visited already
+                    c = gx * G + gy
+                    for q in range(cnts[c], cnts[c + 1]):
+                        xq = px[q]
+                        if xq == x: continue
+                        dx = xq - x
+                        if dx < 0: dx = -dx
+                        dy = py[q] - y
+                        if dy < 0: dy = -dy
+                        dd = dx if dx > dy else dy
+                        if cnt < k:
+                            p = cnt; cnt += 1
+                        elif dd < best[k - 1]:
+                            p = k - 1
+                        else: continue
+                        while p > 0 and best[p - 1] > dd:
+                            best[p] = best[p - 1]; p -= 1
+                        best[p] = dd
+            if cnt == k and best[k - 1] <= r * s + dmin + 1: break   # the cells beyond ring r are at least that far
+            if cx - r <= 0 and cy - r <= 0 and cx + r >= G - 1 and cy + r >= G - 1: break
+            r += 1
+        out[t] = best[k - 1]
+    return out
+
+def _ksg_chunk(RT, pairs, n_neighbors, psi, base):
+    "KSG values of the given (i, j) pairs of one class: RT the integer ranks, one row per feature (d, n); psi table."
+    n = RT.shape[1]; out = np.empty(len(pairs))
     for t, (i, j) in enumerate(pairs):
-        P = np.column_stack([F[:, i], F[:, j]])
-        eps = cKDTree(P, leafsize=8, balanced_tree=False, compact_nodes=False).query(P, [n_neighbors + 1], p=np.inf)[0][:, 0]
-        m = eps.astype(np.int64) - 1  # neighbours strictly closer than eps in a margin
-        ra, rb = R[:, i], R[:, j]
+        ra, rb = RT[i], RT[j]
+        m = _kth_neighbour_ranks(ra, rb, n_neighbors) - 1  # neighbours strictly closer than eps in a margin
         nx = np.minimum(ra + m, n - 1) - np.maximum(ra - m, 0)
         ny = np.minimum(rb + m, n - 1) - np.maximum(rb - m, 0)
         out[t] = max(float(base - np.mean(psi[nx] + psi[ny])), 0.0)
@@ -278,15 +329,15 @@ def ksg_all_pairs(R: np.ndarray,  # (n, d) within-class integer ranks 0..n-1 (on
     if n <= n_neighbors + 1 or d < 2: return W
     iu, ju = np.triu_indices(d, 1)
     pairs = list(zip(iu.tolist(), ju.tolist()))
-    F = R.astype(float); psi = special.digamma(np.arange(1, n + 2))  # psi[m] = psi(m + 1)
+    RT = np.ascontiguousarray(R.T, dtype=np.int64); psi = special.digamma(np.arange(1, n + 2))  # psi[m] = psi(m + 1)
     base = special.digamma(n_neighbors) + special.digamma(n)
     chunks = [pairs[lo:lo + chunk_size] for lo in range(0, len(pairs), chunk_size)]
     t0 = _time.perf_counter()
-    vals = [_ksg_chunk(F, R, chunks[0], n_neighbors, psi, base)]
+    vals = [_ksg_chunk(RT, chunks[0], n_neighbors, psi, base)]
     if on_first_chunk is not None: on_first_chunk(_time.perf_counter() - t0, len(chunks[0]) / len(pairs))
     if len(chunks) > 1:
         with ThreadPoolExecutor(max(1, effective_n_jobs(n_jobs))) as pool:
-            vals += list(pool.map(lambda c: _ksg_chunk(F, R, c, n_neighbors, psi, base), chunks[1:]))
+            vals += list(pool.map(lambda c: _ksg_chunk(RT, c, n_neighbors, psi, base), chunks[1:]))
     W[iu, ju] = np.concatenate(vals)
     return W + W.T
 
@@ -344,9 +395,11 @@ def conditional_mutual_information(X,  # (n, d) continuous features
     R = within_class_ranks(X, codes, K, random_state)
     W = np.zeros((d, d))
     sizes = np.bincount(codes, minlength=K)
-    work = np.where(sizes >= MIN_CLASS_SIZE, sizes * np.log(np.maximum(sizes, 2)), 0.0)  # ~ cost of one pair's search
-    def project(seconds, fraction):  # after the first chunk of the first class: warn if the total will be long
-        total = seconds / fraction * work.sum() / work[first]
+    work = np.where(sizes >= MIN_CLASS_SIZE, sizes, 0).astype(float)  # ~ cost of one pair's search (linear in n_k)
+    def project(seconds, fraction):  # after the first chunk of the first class (one thread): warn if the total will be long
+        from joblib import effective_n_jobs
+        threads = min(effective_n_jobs(n_jobs), max(1, d * (d - 1) // 2 // 64))
+        total = seconds / fraction * work.sum() / work[first] / threads
         if total > NONPARAMETRIC_WARN_SECONDS:
             warnings.warn(f"nonparametric weights: {d * (d - 1) // 2} feature pairs x {int((work > 0).sum())} classes "
                           f"on {len(X)} rows will take about {total:.0f} s ({total / 60:.1f} min) at the measured pace; "
