@@ -172,8 +172,8 @@ class GeneralizedNaiveBayes(JointLogLikelihoodClassifier):
     Every option is checked at `fit` (scikit-learn's `_parameter_constraints`; the error names it), X and y
     by `xai_geometry.validation` (a DataFrame is matched by column name; NaN and infinity are refused).
     Scale-safe: the densities are fitted in a power-of-two unit scale per column (see `_Densities`).
-    Delegated: spanning tree to scipy.sparse.csgraph, KSG neighbour search to scipy.spatial.cKDTree,
-    I(Y; X_s) (nonparametric) to sklearn's mutual_info_classif; predict, predict_proba and
+    Delegated: spanning tree to scipy.sparse.csgraph, KSG neighbour search to a numba-compiled grid search
+    (equal to scipy.spatial.cKDTree's, see `gnb.information`), I(Y; X_s) (nonparametric) to sklearn's mutual_info_classif; predict, predict_proba and
     predict_log_proba come from `xai_geometry.base.JointLogLikelihoodClassifier`.
     """
     _parameter_constraints: dict = {
