@@ -180,12 +180,18 @@ def _seg_cost(P, a, b, T):
 
 
 @_jit
-def _window_best(P, T, starts, stops, cur, w, k):
-    "Best cut of the window of w intervals starting at interval k: (min of new - old over the cuts strictly inside, first cut at it); (inf, -1) if none."
-    a = starts[k]; b = stops[k + w - 1]
+def _window_old(cur, w, k):
+    "Current cost of the w intervals from interval k, added from the left."
     old = cur[k]
     if w >= 2: old = old + cur[k + 1]
     if w >= 3: old = old + cur[k + 2]
+    return old
+
+@_jit
+def _window_best(P, T, starts, stops, cur, w, k):
+    "Best cut of the window of w intervals starting at interval k: (min of new - old over the cuts strictly inside, first cut at it); (inf, -1) if none."
+    a = starts[k]; b = stops[k + w - 1]
+    old = _window_old(cur, w, k)
     best = np.inf; bc = -1
     for cut in range(a + 1, b):
         x = (_seg_cost(P, a, cut, T) + _seg_cost(P, cut, b, T)) - old
@@ -197,9 +203,7 @@ def _window_best(P, T, starts, stops, cur, w, k):
 def _first_cut_at(P, T, starts, stops, cur, w, k, dpc, val):
     "First cut of window (w, k) whose new - old + dpc equals val (the tie-breaking of the plain search)."
     a = starts[k]; b = stops[k + w - 1]
-    old = cur[k]
-    if w >= 2: old = old + cur[k + 1]
-    if w >= 3: old = old + cur[k + 2]
+    old = _window_old(cur, w, k)
     for cut in range(a + 1, b):
         x = (_seg_cost(P, a, cut, T) + _seg_cost(P, cut, b, T)) - old
         if x + dpc == val: return cut
