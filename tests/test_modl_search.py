@@ -1,4 +1,5 @@
 """The fast MODL search (compiled; O(1) per merge, local updates per move) against the plain one, on tie-rich problems."""
+import copy
 import heapq
 import math
 
@@ -7,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 
 from xai_geometry.naive_bayes.modl.criteria import (_khiops_disc_pcost, _lnfact_list, _modl2006_disc_pcost,
                                                     _part_costs, log_factorial, universal_code_length)
-from xai_geometry.naive_bayes.modl.search import (_greedy_merge, _partition_cost_table, _post_optimize,
+from xai_geometry.naive_bayes.modl.search import (_greedy_merge, _khiops_greedy_merge, _khiops_lnf_table, _partition_cost_table, _post_optimize,
                                                   greedy_discretization, khiops_discretization, optimal_discretization)
 
 
@@ -120,6 +121,75 @@ def reference_post_optimize(c, ends, partition_cost, max_iter=1000):
     return ends
 
 
+# --- Khiops' merges, plainly (the notebook's reference) ---------------------------------------------------------
+class KhiopsSortedList:
+    "Khiops' `SortedList` on float keys: items of equal key are kept as [first inserted, newest, ..., oldest]."
+    def __init__(self): self.groups, self.keys, self.where, self.items, self.serial = {}, [], {}, {}, 0
+    def add(self, item, key):
+        self.serial += 1; token = self.serial
+        self.where[item] = (token, key); self.items[token] = item
+        if key in self.groups: self.groups[key].insert(1, token)      # right after the first of its ties
+        else: self.groups[key] = [token]; heapq.heappush(self.keys, key)
+    def remove(self, item):
+        token, key = self.where.pop(item)
+        g = self.groups[key]; g.remove(token)
+        if not g: del self.groups[key]
+    def head(self):
+        while self.keys[0] not in self.groups: heapq.heappop(self.keys)
+        return self.items[self.groups[self.keys[0]][0]]
+    def __len__(self): return len(self.where)
+
+def reference_khiops_merge(c, partition_cost):
+    """Khiops' merges, plainly (`IntervalListMergeOptimization`, `IntervalListBestMergeOptimization`): merge while
+    the cost does not increase (gains below 1e-6 count as 0); from there, on to one interval, keeping the best
+    count (ties within 1e-6: fewer intervals); replay to it. Each phase starts from a fresh sorted list filled
+    left to right; costs are Khiops' (`_khiops_lnf_table`, its order of operations), recomputed from the counts."""
+    V, J = c.shape
+    if V == 1: return np.array([0], dtype=np.int64)
+    K = _khiops_lnf_table(int(c.sum()) + J + 2)
+    def part_cost(row):                                  # KWMODLDiscretizationCosts::ComputePartCost
+        d = 0.0
+        for x in row: d -= K[x]
+        d += K[sum(row) + J - 1]; d -= K[J - 1]
+        return d
+    pc = _partition_cost_table(partition_cost, V)
+    rows = [list(r) for r in c.tolist()]
+    s = dict(rows=rows, cost=[part_cost(r) for r in rows], prv=list(range(-1, V - 1)), nxt=list(range(1, V + 1)),
+             first=0, I=V, merge={})
+    def set_merge(s, r):                                 # ComputeIntervalMerge: r with its predecessor
+        m = [a + b for a, b in zip(s["rows"][s["prv"][r]], s["rows"][r])]; mc = part_cost(m)
+        s["merge"][r] = (m, mc, mc - s["cost"][r] - s["cost"][s["prv"][r]])
+    for r in range(1, V): set_merge(s, r)
+    def run(s, phase, stop_at=0):
+        L = KhiopsSortedList(); r = s["nxt"][s["first"]]
+        while r < V: L.add(r, s["merge"][r][2]); r = s["nxt"][r]
+        tot, best, best_I = 0.0, 0.0, s["I"]
+        while len(L) and s["I"] > stop_at:
+            r = L.head(); p, n = s["prv"][r], s["nxt"][r]
+            d = (pc[s["I"] - 1] - pc[s["I"]]) + s["merge"][r][2]
+            if phase == 1:
+                if abs(d) < 1e-6: d = 0.0
+                if d > 0: break
+            L.remove(r)                                  # UpdateMergeSortedList
+            if s["prv"][p] >= 0: L.remove(p)
+            if n < V: L.remove(n)
+            s["rows"][r], s["cost"][r] = s["merge"][r][0], s["merge"][r][1]
+            pp = s["prv"][p]; s["prv"][r] = pp
+            if pp >= 0: s["nxt"][pp] = r; set_merge(s, r); L.add(r, s["merge"][r][2])
+            else: s["first"] = r
+            if n < V: set_merge(s, n); L.add(n, s["merge"][n][2])
+            s["I"] -= 1
+            tot += d
+            if tot <= best + 1e-6 and s["I"] >= 1: best, best_I = tot, s["I"]
+        return best_I
+    run(s, 1)
+    best_I = run(copy.deepcopy(s), 2)
+    run(s, 3, stop_at=best_I)
+    ends, r = [], s["first"]
+    while r < V: ends.append(r); r = s["nxt"][r]
+    return np.array(ends, dtype=np.int64)
+
+
 # --- problems -------------------------------------------------------------------------------------------------
 @st.composite
 def problems(draw):
@@ -182,3 +252,20 @@ def test_log_factorials_and_rissanen_code():
         return bits * math.log(2)
     for n in [1, 2, 3, 4, 5, 16, 17, 100, 65536, 65537, 10**6]:
         assert abs(universal_code_length(n) - previous(n)) < 1e-12
+
+
+@settings(max_examples=300, deadline=None)
+@given(problems())
+def test_compiled_khiops_merges_are_the_plain_ones(problem):
+    c, pc = problem
+    np.testing.assert_array_equal(_khiops_greedy_merge(c, pc), reference_khiops_merge(c, pc))
+
+
+def test_khiops_log_factorials_are_running_sums_of_logs():
+    K = _khiops_lnf_table(10)
+    acc = 0.0
+    for i in range(1, 128_000):
+        acc += math.log(i)
+        if i in (1, 2, 10, 1000, 127_999): assert K[i] == acc
+    from scipy.special import gammaln
+    assert abs(K[127_999] - gammaln(128_000.0)) < 1e-6 * K[127_999]

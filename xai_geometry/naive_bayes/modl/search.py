@@ -9,6 +9,8 @@ import math
 
 import numba
 import numpy as np
+from numba import types
+from numba.typed import Dict
 from scipy.special import gammaln
 
 from .criteria import (GARBAGE_MIN_VALUES, _check_counts, _disc_partition_cost,
@@ -16,7 +18,7 @@ from .criteria import (GARBAGE_MIN_VALUES, _check_counts, _disc_partition_cost,
                                                     _part_costs, bounded_universal_code_length, grouping_cost)
 
 # %% auto #0
-__all__ = ['optimal_discretization', 'greedy_discretization', 'khiops_discretization', 'modl_grouping']
+__all__ = ['KHIOPS_LNF_TABLE_SIZE', 'optimal_discretization', 'greedy_discretization', 'khiops_discretization', 'modl_grouping']
 
 # %% ../../../nbs/10b_modl_search.ipynb #a74362dd
 def optimal_discretization(counts,  # (V, J) class counts of the distinct values, in value order
@@ -304,15 +306,192 @@ def _post_optimize(c, ends, partition_cost, max_iter=1000):
 def greedy_discretization(counts,  # (V, J) class counts of the distinct values, in value order
                           partition_cost,  # callable I -> prior cost of I parts (a `.table(Imax)` is used when present)
                           post_optimize: bool = True,
+                          *,
+                          merges: str = "leftmost",  # equal-cost merges: "leftmost" first, or in Khiops' order ("khiops")
                          ) -> tuple[np.ndarray, float]:
     "Greedy bottom-up MODL discretization (+ post-optimization), O(V log V). Returns (last value index of each interval, cost)."
     c = _check_counts(counts)
-    ends = _greedy_merge(c, partition_cost)
+    if merges not in ("leftmost", "khiops"): raise ValueError(f"merges must be 'leftmost' or 'khiops', got {merges!r}")
+    ends = _greedy_merge(c, partition_cost) if merges == "leftmost" else _khiops_greedy_merge(c, partition_cost)
     if post_optimize: ends = _post_optimize(c, ends, partition_cost)
     starts = np.concatenate([[0], ends[:-1] + 1])
     tab = np.add.reduceat(c, starts, axis=0)
     return ends, float(partition_cost(len(ends)) + _part_costs(tab).sum())
 
+
+# %% ../../../nbs/10b_modl_search.ipynb #k7a10004
+KHIOPS_LNF_TABLE_SIZE = 128000
+
+
+_KLNF = np.zeros(0)
+
+def _khiops_lnf_table(n):
+    "log k! as Khiops tabulates it (`KWStat::LnFactorial`): running sums of log(i) for k < 128,000, `gammaln` beyond (cached)."
+    global _KLNF
+    if len(_KLNF) >= n: return _KLNF
+    size = max(int(n), KHIOPS_LNF_TABLE_SIZE)
+    t = np.empty(size)
+    acc = 0.0; t[0] = 0.0
+    log = math.log
+    for i in range(1, min(size, KHIOPS_LNF_TABLE_SIZE)):
+        acc = acc + log(1.0 * i); t[i] = acc
+    if size > KHIOPS_LNF_TABLE_SIZE:
+        t[KHIOPS_LNF_TABLE_SIZE:] = gammaln(np.arange(KHIOPS_LNF_TABLE_SIZE, size) + 1.0)
+    _KLNF = t
+    return t
+
+
+@_jit
+def _k_part_cost(A, r, K, J):
+    "Khiops' part cost of row r of A (`KWMODLDiscretizationCosts::ComputePartCost`: minus each log n_j!, then plus log (N+J-1)!, minus log (J-1)!)."
+    d = 0.0; N = 0
+    for j in range(J):
+        x = A[r, j]; d -= K[x]; N += x
+    d += K[N + J - 1]; d -= K[J - 1]
+    return d
+
+
+@_jit
+def _kheap_push(h, n, d):
+    k = n
+    while k > 0:
+        p = (k - 1) >> 1
+        if h[p] <= d: break
+        h[k] = h[p]; k = p
+    h[k] = d
+    return n + 1
+
+
+@_jit
+def _kheap_pop(h, n):
+    n -= 1
+    d = h[n]; k = 0
+    while True:
+        c = 2 * k + 1
+        if c >= n: break
+        if c + 1 < n and h[c + 1] < h[c]: c += 1
+        if d <= h[c]: break
+        h[k] = h[c]; k = c
+    h[k] = d
+    return n
+
+
+@_jit
+def _khiops_merges(c, pdelta, K, replay_to):
+    """Khiops' bottom-up merges (`IntervalListMergeOptimization`, then `IntervalListBestMergeOptimization`),
+    with its sorted list's order for equal deltas. Returns (ends after the merges, number of intervals)."""
+    V, J = c.shape
+    A = c.copy()
+    cost = np.empty(V); mcost = np.empty(V); mdelta = np.empty(V)
+    prv = np.arange(-1, V - 1); nxt = np.arange(1, V + 1)
+    for r in range(V): cost[r] = _k_part_cost(A, r, K, J)
+    M = np.empty((1, J), np.int64)
+    for r in range(1, V):
+        for j in range(J): M[0, j] = A[r - 1, j] + A[r, j]
+        mc = _k_part_cost(M, 0, K, J); mcost[r] = mc; mdelta[r] = mc - cost[r] - cost[r - 1]
+    first = 0; I = V
+    best_I = V; tot = 0.0; best = 0.0
+    sA = A.copy(); scost = cost.copy(); smcost = mcost.copy(); smdelta = mdelta.copy()
+    sprv = prv.copy(); snxt = nxt.copy(); sfirst = first; sI = I
+    for phase in range(3):  # 0: merges while they do not increase the cost; 1: on to one interval; 2: replay to the best
+        if phase == 1:
+            sA = A.copy(); scost = cost.copy(); smcost = mcost.copy(); smdelta = mdelta.copy()
+            sprv = prv.copy(); snxt = nxt.copy(); sfirst = first; sI = I
+            best_I = I; tot = 0.0; best = 0.0
+        if phase == 2:
+            A = sA; cost = scost; mcost = smcost; mdelta = smdelta; prv = sprv; nxt = snxt; first = sfirst; I = sI
+            if replay_to >= 0: best_I = replay_to
+        # a fresh sorted list of the merges, inserted left to right (`InitializeMergeSortedList`)
+        cap = 4 * V + 4
+        t_elem = np.empty(cap, np.int64); t_below = np.empty(cap, np.int64); t_dead = np.zeros(cap, np.bool_)
+        t_gid = np.empty(cap, np.int64); e_tok = np.full(V, -1, np.int64)
+        g_head = np.empty(cap, np.int64); g_top = np.empty(cap, np.int64); g_count = np.zeros(cap, np.int64)
+        g_key = np.empty(cap)
+        groups = Dict.empty(key_type=types.float64, value_type=types.int64)
+        kh = np.empty(cap); nkh = 0; ntok = 0; ngrp = 0; live = 0
+        r = nxt[first]
+        order = np.empty(V, np.int64); no = 0
+        while r < V:
+            order[no] = r; no += 1; r = nxt[r]
+        for q in range(no):
+            e = order[q]; d = mdelta[e]
+            t = ntok; ntok += 1; t_elem[t] = e; e_tok[e] = t; live += 1
+            gid = groups[d] if d in groups else -1
+            if gid == -1:
+                gid = ngrp; ngrp += 1; groups[d] = gid; g_head[gid] = t; g_top[gid] = -1; g_count[gid] = 1; g_key[gid] = d
+                nkh = _kheap_push(kh, nkh, d)
+            else:
+                t_below[t] = g_top[gid]; g_top[gid] = t; g_count[gid] += 1
+            t_gid[t] = gid
+        while live > 0:
+            if phase == 2 and I <= best_I: break
+            # head of the list: first element of the smallest key
+            while True:
+                d = kh[0]
+                gid = groups[d] if d in groups else -1
+                if gid == -1: nkh = _kheap_pop(kh, nkh)
+                else: break
+            r = t_elem[g_head[gid]]
+            dd = pdelta[I] + mdelta[r]
+            if phase == 0:
+                if abs(dd) < 1e-6: dd = 0.0
+                if dd > 0: break
+            # UpdateMergeSortedList: remove the merges of r, of its predecessor and of its successor, merge, add two
+            p = prv[r]; n = nxt[r]
+            for w in range(3):
+                e = r if w == 0 else (p if w == 1 else n)
+                if w == 1 and prv[p] < 0: continue
+                if w == 2 and n >= V: continue
+                t = e_tok[e]; e_tok[e] = -1; live -= 1
+                gid = t_gid[t]; g_count[gid] -= 1
+                if g_head[gid] == t:
+                    while g_top[gid] != -1 and t_dead[g_top[gid]]: g_top[gid] = t_below[g_top[gid]]
+                    if g_top[gid] != -1:
+                        g_head[gid] = g_top[gid]; g_top[gid] = t_below[g_top[gid]]
+                    else:
+                        groups.pop(g_key[gid])
+                else:
+                    t_dead[t] = True
+            for j in range(J): A[r, j] += A[p, j]
+            cost[r] = mcost[r]
+            pp = prv[p]; prv[r] = pp
+            if pp >= 0: nxt[pp] = r
+            else: first = r
+            I -= 1
+            for w in range(2):
+                e = r if w == 0 else n
+                if w == 0 and pp < 0: continue
+                if w == 1 and n >= V: continue
+                for j in range(J): M[0, j] = A[prv[e], j] + A[e, j]
+                mc = _k_part_cost(M, 0, K, J); mcost[e] = mc; mdelta[e] = mc - cost[e] - cost[prv[e]]
+                d = mdelta[e]
+                t = ntok; ntok += 1; t_elem[t] = e; e_tok[e] = t; live += 1
+                gid = groups[d] if d in groups else -1
+                if gid == -1:
+                    gid = ngrp; ngrp += 1; groups[d] = gid; g_head[gid] = t; g_top[gid] = -1; g_count[gid] = 1; g_key[gid] = d
+                    nkh = _kheap_push(kh, nkh, d)
+                else:
+                    t_below[t] = g_top[gid]; g_top[gid] = t; g_count[gid] += 1
+                t_gid[t] = gid
+            if phase == 1:
+                tot += dd
+                if tot <= best + 1e-6 and I >= 1:
+                    best = tot; best_I = I
+    ends = np.empty(I, np.int64); q = 0; r = first
+    while r < V:
+        ends[q] = r; q += 1; r = nxt[r]
+    return ends[:q]
+
+
+def _khiops_greedy_merge(c, partition_cost):
+    "Khiops' bottom-up merges (compiled); returns the interval ends at the best count."
+    c = np.ascontiguousarray(c, dtype=np.int64)
+    V, J = c.shape
+    if V == 1: return np.array([0], dtype=np.int64)
+    pc = np.asarray(_partition_cost_table(partition_cost, V))
+    pdelta = np.zeros(V + 1); pdelta[2:] = pc[1:V] - pc[2:V + 1]       # pdelta[n]: one interval less, from n
+    K = _khiops_lnf_table(int(c.sum()) + J + 2)
+    return _khiops_merges(c, pdelta, K, -1)
 
 # %% ../../../nbs/10b_modl_search.ipynb #e724b9ee
 def _quantile_ends(freq, Q):
@@ -377,7 +556,7 @@ def khiops_discretization(counts,  # (V, J) class counts of the distinct values,
             tab2 = np.add.reduceat(tab, np.concatenate([[0], pe[:-1] + 1]), axis=0)
             pcf = _khiops_disc_pcost(N, J, VG, G, attribute_cost)
             if len(tab2) > 1:
-                ends2, cost = greedy_discretization(tab2, pcf)
+                ends2, cost = greedy_discretization(tab2, pcf, merges="khiops")
             else:
                 ends2, cost = np.array([0]), pcf(1) + float(_part_costs(tab2).sum())
             if cost < best[0] - 1e-6:
