@@ -377,6 +377,18 @@ def _kheap_pop(h, n):
 
 
 @_jit
+def _ksl_add(e, d, groups, t_elem, t_below, t_gid, e_tok, g_head, g_top, g_count, g_key, kh, nkh, ntok, ngrp):
+    "Add item e with key d to the sorted list: a new key starts a group (and enters the key heap), an existing one gets e right after its head."
+    t = ntok; t_elem[t] = e; e_tok[e] = t
+    if d in groups:
+        gid = groups[d]; t_below[t] = g_top[gid]; g_top[gid] = t; g_count[gid] += 1
+    else:
+        gid = ngrp; ngrp += 1; groups[d] = gid; g_head[gid] = t; g_top[gid] = -1; g_count[gid] = 1; g_key[gid] = d
+        nkh = _kheap_push(kh, nkh, d)
+    t_gid[t] = gid
+    return ntok + 1, ngrp, nkh
+
+@_jit
 def _khiops_merges(c, pdelta, K, replay_to):
     """Khiops' bottom-up merges (`IntervalListMergeOptimization`, then `IntervalListBestMergeOptimization`),
     with its sorted list's order for equal deltas. Returns (ends after the merges, number of intervals)."""
@@ -410,19 +422,10 @@ def _khiops_merges(c, pdelta, K, replay_to):
         groups = Dict.empty(key_type=types.float64, value_type=types.int64)
         kh = np.empty(cap); nkh = 0; ntok = 0; ngrp = 0; live = 0
         r = nxt[first]
-        order = np.empty(V, np.int64); no = 0
         while r < V:
-            order[no] = r; no += 1; r = nxt[r]
-        for q in range(no):
-            e = order[q]; d = mdelta[e]
-            t = ntok; ntok += 1; t_elem[t] = e; e_tok[e] = t; live += 1
-            gid = groups[d] if d in groups else -1
-            if gid == -1:
-                gid = ngrp; ngrp += 1; groups[d] = gid; g_head[gid] = t; g_top[gid] = -1; g_count[gid] = 1; g_key[gid] = d
-                nkh = _kheap_push(kh, nkh, d)
-            else:
-                t_below[t] = g_top[gid]; g_top[gid] = t; g_count[gid] += 1
-            t_gid[t] = gid
+            ntok, ngrp, nkh = _ksl_add(r, mdelta[r], groups, t_elem, t_below, t_gid, e_tok, g_head, g_top, g_count, g_key,
+                                       kh, nkh, ntok, ngrp)
+            live += 1; r = nxt[r]
         while live > 0:
             if phase == 2 and I <= best_I: break
             # head of the list: first element of the smallest key
@@ -464,15 +467,9 @@ def _khiops_merges(c, pdelta, K, replay_to):
                 if w == 1 and n >= V: continue
                 for j in range(J): M[0, j] = A[prv[e], j] + A[e, j]
                 mc = _k_part_cost(M, 0, K, J); mcost[e] = mc; mdelta[e] = mc - cost[e] - cost[prv[e]]
-                d = mdelta[e]
-                t = ntok; ntok += 1; t_elem[t] = e; e_tok[e] = t; live += 1
-                gid = groups[d] if d in groups else -1
-                if gid == -1:
-                    gid = ngrp; ngrp += 1; groups[d] = gid; g_head[gid] = t; g_top[gid] = -1; g_count[gid] = 1; g_key[gid] = d
-                    nkh = _kheap_push(kh, nkh, d)
-                else:
-                    t_below[t] = g_top[gid]; g_top[gid] = t; g_count[gid] += 1
-                t_gid[t] = gid
+                ntok, ngrp, nkh = _ksl_add(e, mdelta[e], groups, t_elem, t_below, t_gid, e_tok, g_head, g_top, g_count, g_key,
+                                           kh, nkh, ntok, ngrp)
+                live += 1
             if phase == 1:
                 tot += dd
                 if tot <= best + 1e-6 and I >= 1:
