@@ -123,7 +123,7 @@ def connect(address: str,  # 'local:N' (a LocalCluster of N processes on this ma
     with contextlib.ExitStack() as stack:
         if n_local is not None:
             cluster = stack.enter_context(LocalCluster(n_workers=n_local, threads_per_worker=1, processes=True,
-                                                       host="127.0.0.1", dashboard_address=None,
+                                                       host="127.0.0.1", dashboard_address="127.0.0.1:0",
                                                        worker_dashboard_address=None, silence_logs=logging.ERROR))
             client = stack.enter_context(Client(cluster))
         else:

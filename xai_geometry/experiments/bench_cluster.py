@@ -17,7 +17,8 @@ import numpy as np
 import pandas as pd
 
 # %% auto #0
-__all__ = ['SEP', 'adult_like_parquet', 'bench_model', 'in_memory_run', 'cluster_run', 'sample_difference', 'bench']
+__all__ = ['SEP', 'adult_like_parquet', 'bench_model', 'in_memory_run', 'cluster_run', 'warm_up_workers', 'sample_difference',
+           'bench']
 
 # %% ../../nbs/43a_bench_cluster.ipynb #2b4583a5
 def adult_like_parquet(folder: str | Path,  # created if needed; receives part-00000.parquet, part-00001.parquet, ...
@@ -80,17 +81,18 @@ def cluster_run(client, model, data_dir: str, out_dir: str) -> dict:
     from xai_geometry import cluster
     from xai_geometry.naive_bayes import explain
     shutil.rmtree(out_dir, ignore_errors=True)
-    client.restart()                                                          # fresh worker processes: their peak is this run's
-    warm = pd.read_parquet(sorted(Path(data_dir).glob("*.parquet"))[0]).iloc[:100]
-    client.run(lambda: explain(model, warm) and None)                         # first call on every worker (as in memory)
-    idle = client.run(_peak_rss_mib)
     t0 = time.perf_counter()
     X = dd.read_parquet(data_dir)
     cluster.explain(explain, model, X).to_frame(sep=SEP).to_parquet(out_dir, write_index=True)
     total = time.perf_counter() - t0
-    peaks = client.run(_peak_rss_mib)
-    return dict(total_s=total, partitions=X.npartitions, peak_rss_mib=max(peaks.values()),
-                idle_rss_mib=max(idle.values()), workers=len(peaks))
+    return dict(total_s=total, partitions=X.npartitions, workers=len(client.scheduler_info(n_workers=-1)["workers"]))
+
+def warm_up_workers(client, model, data_dir: str) -> float:
+    "One `explain` of 100 rows on every worker (imports, compiled code, as in memory); their largest resident memory then (MiB)."
+    from xai_geometry.naive_bayes import explain
+    warm = pd.read_parquet(sorted(Path(data_dir).glob("*.parquet"))[0]).iloc[:100]
+    client.run(lambda: explain(model, warm) and None)
+    return max(client.run(_peak_rss_mib).values())
 
 def sample_difference(data_dir, memory_out, cluster_out, model, n_sample: int = 1000, seed: int = 0) -> dict:
     "Largest |difference| on `n_sample` random rows: cluster vs in memory, and both vs `explain` of those rows alone."
@@ -134,7 +136,7 @@ def bench(out_dir: Path,  # where bench_cluster.csv goes
         try: client = Client.current(allow_global=True); own = None
         except ValueError:
             own = stack.enter_context(LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                                   memory_limit=memory_limit, dashboard_address=None,
+                                                   memory_limit=memory_limit, dashboard_address="127.0.0.1:0",
                                                    worker_dashboard_address=None, silence_logs=logging.ERROR))
             client = stack.enter_context(Client(own))
         info = client.scheduler_info(n_workers=-1)["workers"]
@@ -143,6 +145,7 @@ def bench(out_dir: Path,  # where bench_cluster.csv goes
         t0 = time.perf_counter(); adult_like_parquet(scratch / "rows", n_rows, rows_per_file)
         say(f"{n_rows:,} adult-like rows written as Parquet in {time.perf_counter() - t0:.0f} s")
         model = bench_model(); (scratch / "model.pkl").write_bytes(pickle.dumps(model))
+        idle = warm_up_workers(client, model, str(scratch / "rows"))
         mem, clu, load = [], [], []
         for r in range(repeats):
             load.append(os.getloadavg()[0] if hasattr(os, "getloadavg") else np.nan)
@@ -153,8 +156,9 @@ def bench(out_dir: Path,  # where bench_cluster.csv goes
                 f"(read {mem[-1]['read_s']:.1f}, explain {mem[-1]['explain_s']:.1f}, write {mem[-1]['write_s']:.1f}), "
                 f"peak {mem[-1]['peak_rss_mib']:.0f} MiB")
             clu.append(cluster_run(client, model, str(scratch / "rows"), str(scratch / "cluster")))
-            say(f"run {r + 1}/{repeats}: {clu[-1]['workers']} Dask workers {clu[-1]['total_s']:.1f} s, "
-                f"peak {clu[-1]['peak_rss_mib']:.0f} MiB per worker (limit {limit_mib:.0f} MiB)")
+            say(f"run {r + 1}/{repeats}: {clu[-1]['workers']} Dask workers {clu[-1]['total_s']:.1f} s")
+        worker_peak = max(client.run(_peak_rss_mib).values())               # over the workers' whole life: every run
+        say(f"peak resident memory of a worker over the {repeats} run(s): {worker_peak:.0f} MiB (limit {limit_mib:.0f} MiB)")
         diff = sample_difference(scratch / "rows", scratch / "memory.parquet", scratch / "cluster", model)
     med_mem, med_clu = statistics.median(m["total_s"] for m in mem), statistics.median(c["total_s"] for c in clu)
     common = dict(n_rows=n_rows, partitions=clu[0]["partitions"], repeats=repeats, cores=os.cpu_count(),
@@ -167,8 +171,7 @@ def bench(out_dir: Path,  # where bench_cluster.csv goes
              idle_rss_mib=np.nan, memory_limit_mib=np.nan, speedup=1.0, **common),
         dict(mode="Dask cluster", workers=clu[0]["workers"], threads_per_worker=threads, median_s=med_clu,
              min_s=min(c["total_s"] for c in clu), max_s=max(c["total_s"] for c in clu),
-             read_s=np.nan, explain_s=np.nan, write_s=np.nan, peak_rss_mib=max(c["peak_rss_mib"] for c in clu),
-             idle_rss_mib=max(c["idle_rss_mib"] for c in clu), memory_limit_mib=limit_mib, speedup=med_mem / med_clu, **common)])
+             read_s=np.nan, explain_s=np.nan, write_s=np.nan, peak_rss_mib=worker_peak, idle_rss_mib=idle, memory_limit_mib=limit_mib, speedup=med_mem / med_clu, **common)])
     table.to_csv(out_dir / "bench_cluster.csv", index=False)
     say(f"speed-up {med_mem / med_clu:.2f} (median {med_mem:.1f} s in memory / {med_clu:.1f} s on the cluster); "
         f"values on {diff['sample_rows']} sampled rows: largest difference {diff['max_abs_diff']:g}")
