@@ -10,7 +10,6 @@ import io
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -146,13 +145,11 @@ def _tables(folder: Path) -> dict:
 @pytest.mark.timeout(1800)
 def test_reproduce_part_a_quick_on_a_scheduler_equals_the_run_in_process(process_cluster, tmp_path):
     lc, client = process_cluster
-    t0 = time.time()
-    remote = _cli("reproduce", "part-a", "--quick", "--no-progress", "--scheduler", lc.scheduler_address,
-                  "--out", str(tmp_path / "remote"), "--cache", str(tmp_path / "cache-remote"), cwd=tmp_path)
+    with distributed.get_task_stream(client) as ts:
+        remote = _cli("reproduce", "part-a", "--quick", "--no-progress", "--scheduler", lc.scheduler_address,
+                      "--out", str(tmp_path / "remote"), "--cache", str(tmp_path / "cache-remote"), cwd=tmp_path)
     assert remote.returncode == 0, remote.stderr[-3000:]
-    ran = client.get_task_stream(start=t0)
-    assert len(ran) > 0                                                    # the folds ran on the cluster's workers
-    assert {t["worker"] for t in ran} <= set(client.scheduler_info()["workers"])
+    assert len(ts.data) > 0                                                # the folds ran on the cluster's workers
     local = _cli("reproduce", "part-a", "--quick", "--no-progress", "--out", str(tmp_path / "local"),
                  "--cache", str(tmp_path / "cache-local"), cwd=tmp_path)
     assert local.returncode == 0, local.stderr[-3000:]
@@ -219,7 +216,8 @@ def test_a_worker_with_other_code_is_refused(tmp_path):
     fake = tmp_path / "other" / "xai_geometry"
     fake.mkdir(parents=True)
     (fake / "__init__.py").write_text(f'__version__ = "{__version__}"\n# another commit\n')
-    with distributed.LocalCluster(n_workers=0, processes=False, host="127.0.0.1", dashboard_address="127.0.0.1:0") as lc:
+    with distributed.LocalCluster(n_workers=0, processes=False, protocol="tcp://", host="127.0.0.1",
+                                  dashboard_address="127.0.0.1:0") as lc:
         env = dict(os.environ, PYTHONPATH=str(fake.parent))
         worker = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", lc.scheduler_address,
                                    "--nthreads", "1", "--no-dashboard", "--no-nanny"], env=env, cwd=tmp_path,
