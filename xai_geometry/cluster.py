@@ -301,7 +301,7 @@ class DaskExplanation:
     def compute(self, **kwargs) -> Explanation:
         "The whole in-memory `Explanation` (all rows on this process: for results that fit in memory)."
         import dask
-        parts = [e for e in dask.compute(*self.to_delayed(), **kwargs)[0:] if len(e)]
+        parts = [e for e in dask.compute(*self.to_delayed(), **kwargs) if len(e)]
         if not parts: raise ValueError("X has no rows to explain")
         first = parts[0]
         data = None if any(e.data is None for e in parts) else pd.concat([e.data for e in parts])
