@@ -31,6 +31,7 @@ BENCH = {
     "part-a": "xai_geometry.experiments.bench_part_a:bench",
     "part-b": "xai_geometry.experiments.bench_part_b:bench",
     "part-c": "xai_geometry.experiments.bench_part_c:bench",
+    "cluster": "xai_geometry.experiments.bench_cluster:bench",
 }
 USAGE_ERROR = 2  # exit status of a user's mistake (the argparse convention)
 BUG = 1  # exit status of an unexpected error
@@ -177,6 +178,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--repeats", type=_positive, default=5, help="timed runs per measurement (the median is reported)")
     b.add_argument("--quick", action="store_true", help="smaller sizes (writes to _out/bench-quick/)")
     b.set_defaults(func=cmd_bench)
+    for q in (r, b):
+        q.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                       help="run on this Dask scheduler (tcp://HOST:8786), or 'local:N' for N worker processes here (the 'cluster' extra)")
 
     o = sub.add_parser("docs", help="build the offline documentation site")
     o.add_argument("--out", default=None, help="site directory (default: _site/ of the checkout)")
@@ -203,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
     "Entry point of the `xai-geometry` console script: a user's mistake is one line and status 2, never a traceback."
     args = build_parser().parse_args(argv)
     try:
-        return args.func(args)
+        return _run_command(args)
     except KeyboardInterrupt:
         print(f"xai-geometry {args.command}: interrupted; running it again resumes from the cache", file=sys.stderr)
         return 130
@@ -216,6 +220,13 @@ def main(argv: list[str] | None = None) -> int:
               "(run again with --debug for the traceback)", file=sys.stderr)
         return BUG
 
+
+# %% ../nbs/03_cli.ipynb #5c1a7e20
+def _run_command(args) -> int:
+    "Run the command: here, or with `--scheduler ADDRESS` on that Dask cluster (`xai_geometry.cluster.run_on_scheduler`)."
+    if not getattr(args, "scheduler", None): return args.func(args)
+    from xai_geometry.cluster import run_on_scheduler
+    return run_on_scheduler(args)
 
 # %% ../nbs/03_cli.ipynb #a2465947
 #| eval: false

@@ -16,7 +16,7 @@ from .classifier import GeneralizedNaiveBayes, structure_coefficients
 from ..validation import check_features
 
 # %% auto #0
-__all__ = ['background_sample', 'exact_shapley_values', 'shapley_values', 'expected_value', 'explain', 'embedding']
+__all__ = ['explain', 'background_sample', 'exact_shapley_values', 'shapley_values', 'expected_value', 'embedding']
 
 # %% ../../nbs/41_gnb_shapley.ipynb #3f8b7302
 def background_sample(X,                        # (n, d) training rows (array or DataFrame)
@@ -216,3 +216,8 @@ def embedding(model: GeneralizedNaiveBayes,
         L = model.densities_.log_density(Xa, sets) * coef[:, 0]          # (n, K, S)
         return L.transpose(0, 2, 1).reshape(len(Xa), -1)
     raise ValueError(f"kind must be 'shap' or 'loglik', got {kind!r}")
+
+# %% ../../nbs/41_gnb_shapley.ipynb #d5a0c129
+# rows in a dask DataFrame or array: the same explanation, lazily, partition by partition (nbs/43_cluster.ipynb)
+from ..cluster import dask_dispatch
+explain = dask_dispatch(explain)

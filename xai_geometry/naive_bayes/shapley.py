@@ -19,9 +19,9 @@ from ..validation import check_features, check_params
 
 
 # %% auto #0
-__all__ = ['coalition_shapley', 'complement_log_tables', 'log_odds_tables', 'term_tables', 'part_frequencies', 'shapley_tables',
-           'prior_log_odds', 'log_odds_contributions', 'one_vs_rest_log_odds', 'base_values', 'expected_log_odds',
-           'explained_output', 'shapley_values', 'exact_shapley_values', 'explain']
+__all__ = ['explain', 'coalition_shapley', 'complement_log_tables', 'log_odds_tables', 'term_tables', 'part_frequencies',
+           'shapley_tables', 'prior_log_odds', 'log_odds_contributions', 'one_vs_rest_log_odds', 'base_values',
+           'expected_log_odds', 'explained_output', 'shapley_values', 'exact_shapley_values']
 
 # %% ../../nbs/12_shapley.ipynb #08972e6c
 def coalition_shapley(value,  # value(mask: (M,) bool) -> (n, J) array, the game v(S) for every row
@@ -252,3 +252,8 @@ def explain(model,  # a fitted WeightedNaiveBayes, or a fitted GaussianNB, Categ
                        method="analytic interventional Shapley values",
                        info={"model": type(model).__name__, "background": background_info, "complement": complement})
 
+
+# %% ../../nbs/12_shapley.ipynb #d5a0c127
+# rows in a dask DataFrame or array: the same explanation, lazily, partition by partition (nbs/43_cluster.ipynb)
+from ..cluster import dask_dispatch
+explain = dask_dispatch(explain)

@@ -19,7 +19,7 @@ from .multiclass import NeuralizedMulticlassSVM
 
 
 # %% auto #0
-__all__ = ['neuralize', 'check_affine_step', 'NeuralizedPipeline', 'explain']
+__all__ = ['explain', 'neuralize', 'check_affine_step', 'NeuralizedPipeline']
 
 # %% ../../nbs/24a_explain.ipynb #91708054
 _NETWORKS = (SoftPoolNetwork, NeuralizedKNN, NeuralizedMulticlassSVM)
@@ -213,3 +213,8 @@ def explain(model,                            # fitted model or Pipeline (see `n
                        output_names=[str(c) for c in core.classes_] if multi else None,
                        output=output, method=method, info=info)
 
+
+# %% ../../nbs/24a_explain.ipynb #d5a0c128
+# rows in a dask DataFrame or array: the same explanation, lazily, partition by partition (nbs/43_cluster.ipynb)
+from ..cluster import dask_dispatch
+explain = dask_dispatch(explain)
