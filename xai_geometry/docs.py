@@ -328,7 +328,10 @@ def _postprocess(proc: Path, base_url: str, nbs: Path | None = None, lib: str = 
                 tags = meta.setdefault("tags", [])
                 if dirs.get("echo") == "false": tags.append("remove-input")
                 if dirs.get("output") == "false": tags.append("remove-output")
-                if dirs.get("code-fold") in ("true", "hide"): tags.append("hide-input")   # folded (a solution)
+                folded = meta.get("jupyter", {})   # folded in JupyterLab (a solution): folded on the page
+                if folded.get("source_hidden") and folded.get("outputs_hidden"): tags.append("hide-cell")
+                elif folded.get("source_hidden") or dirs.get("code-fold") in ("true", "hide"): tags.append("hide-input")
+                elif folded.get("outputs_hidden"): tags.append("hide-output")
                 c["outputs"] = [o for o in c.get("outputs", []) if _WIDGET not in o.get("data", {})]  # no widget offline
                 flags = meta.pop("xg_optional", None)
                 if flags:
