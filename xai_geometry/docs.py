@@ -415,7 +415,8 @@ html_css_files = ["xg.css"]
 # Display maths scrolls sideways instead of being clipped (MathJax gives a numbered equation a minimum
 # width that would push its start off the left edge of a narrow page); the signatures that nbdev's
 # `show_doc` writes in `<pre>` blocks wrap instead of running off the page; the cells of a markdown
-# table wrap (inline code, in a smaller font, at its spaces) so that every column stays on screen; a flagged cell's note is small.
+# table wrap (inline code, in a smaller font, at its spaces) so that every column stays on screen; tables that
+# code cells print are set a little smaller (a wider one scrolls sideways inside its output); a flagged cell's note is small.
 _CSS = """
 div.math { overflow-x: auto; overflow-y: hidden; max-width: 100%; }
 mjx-container[display="true"] { overflow-x: auto; overflow-y: hidden; max-width: 100%; min-width: 0 !important; padding: 2px 0; }
@@ -423,6 +424,7 @@ div.cell_output div.highlight pre { white-space: pre-wrap; overflow-wrap: anywhe
 .bd-article table.table td, .bd-article table.table th { white-space: normal; vertical-align: top; }
 .bd-article table.table code { font-size: 0.8em; white-space: normal; }
 .bd-article table.table code span.pre { white-space: normal; }
+div.cell_output table.dataframe, div.cell_output div.output table { font-size: 0.85em; }
 p.xg-optional { font-size: 0.85em; color: var(--pst-color-text-muted); border-left: 3px solid var(--pst-color-border);
                 padding-left: 0.6em; margin: 0.4em 0; }
 """
