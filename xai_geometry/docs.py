@@ -45,8 +45,8 @@ def site_sections(stems: list[str]) -> list[tuple[str, list[str]]]:
 
 # %% ../nbs/05_docs.ipynb #3f0c64d1
 _FLAG_NEEDS = {
-    "compare": 'the `compare` extra (shap, lime and pgmpy: `pip install -e ".[compare]"`)',
-    "khiops": "Khiops in its own environment (`.venv-khiops` or `XAI_GEOMETRY_KHIOPS_PYTHON`, see the README)",
+    "compare": 'the `compare` extra (`pip install -e ".[compare]"`)',
+    "khiops": "Khiops in its own environment (see the README)",
 }
 
 def _split_directives(src: str) -> tuple[dict, str]:
@@ -61,10 +61,9 @@ def _split_directives(src: str) -> tuple[dict, str]:
 def _optional_note(flags: list[str], has_output: bool) -> str:
     "The line a flagged cell gets on its page: what it needs, what runs it, where its output comes from."
     needs = [_FLAG_NEEDS[f] for f in flags if f in _FLAG_NEEDS]
-    s = ("A long run" if "slow" in flags else "An optional cell") + (f" that needs {' and '.join(needs)}" if needs else "")
-    s += f"; `pytest --nb-flags {' '.join(flags)}` runs it."
-    s += (" The output below was saved when it last ran." if has_output
-          else " The documentation does not run it, so it shows no output here.")
+    s = ("A long run" if "slow" in flags else "Optional") + (f", needs {' and '.join(needs)}" if needs else "")
+    s += f"; `pytest --nb-flags {' '.join(flags)}` runs it; "
+    s += "output saved at its last run." if has_output else "not run for these pages."
     return "{.xg-optional}\n" + s
 
 def _mark_optional(cells: list, flags: list[str]) -> int:
