@@ -266,8 +266,10 @@ class _Linker:
         return None
 
     def linkify(self, md: str, here: str, **ctx) -> str:
-        "Link the names in backticks of a markdown text on page `here` (fenced and indented code left alone)."
+        "Link the names in backticks of a markdown text on page `here` (fenced and indented code, headings and links left alone)."
+        spans = []   # the links of the line being linked: a name inside a link's text stays as it is
         def link(m):
+            if any(a <= m.start() < b for a, b in spans): return m.group(0)
             t = self.resolve(m.group(1), **ctx)
             if t is None: return m.group(0)
             stem, anchor = t
@@ -277,7 +279,9 @@ class _Linker:
         lines, fence = md.split("\n"), False
         for i, l in enumerate(lines):
             if l.lstrip().startswith(("```", "~~~")): fence = not fence
-            elif not fence and not l.startswith("    ") and not _re_heading.match(l): lines[i] = _re_backticks.sub(link, l)
+            elif not fence and not l.startswith("    ") and not _re_heading.match(l):
+                spans[:] = [m.span() for m in re.finditer(r"\[[^\]]*\]\([^)]*\)", l)]
+                lines[i] = _re_backticks.sub(link, l)
         return "\n".join(lines)
 
 # %% ../nbs/05_docs.ipynb #b8d0a691
