@@ -95,3 +95,38 @@ def test_the_package_cites_no_file_outside_the_repository():
     files = [p for p in (ROOT / "xai_geometry").rglob("*.py") if p.name != "_modidx.py"] + [ROOT / "README.md"]
     bad = [str(p.relative_to(ROOT)) for p in files if OUTSIDE.search(p.read_text(encoding="utf-8"))]
     assert not bad, bad
+
+
+def _package_version():
+    from configparser import ConfigParser
+    cp = ConfigParser(delimiters=["="]); cp.read(ROOT / "settings.ini", encoding="utf-8")
+    return cp["DEFAULT"]["version"]
+
+
+WARNING = re.compile(r"\w*Warning:")
+OWN_VERSION = re.compile(r"xai_geometry\.__version__|version\(\s*['\"]xai[-_]geometry['\"]")  # a cell that shows the version
+VERSION_NAMED = re.compile(r"xai[-_]geometry[ =:v'\"]{1,3}(\d+\.\d+(?:\.\d+)?)")                 # "xai_geometry 0.2.0" in any output
+SEMVER = re.compile(r"\b\d+\.\d+\.\d+\b")
+# notebooks whose saved outputs are known to be stale, each with who re-runs it; the mark is strict: once the notebook
+# is clean this test fails until its entry goes
+STALE_OUTPUTS = {"07_package": "shows version '0.1.0' of the package: re-executed on the branch of issue 23, which owns it"}
+
+
+@pytest.mark.parametrize("nb", [pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=STALE_OUTPUTS[p.stem]))
+                                if p.stem in STALE_OUTPUTS else p for p in NOTEBOOKS], ids=lambda p: p.stem)
+def test_saved_outputs_hold_no_warning_and_no_other_version(nb):
+    "What the docs show is current: no warning printed on stderr, and no version of the package other than settings.ini's."
+    version, bad = _package_version(), []
+    for i, c in enumerate(json.loads(nb.read_text(encoding="utf-8"))["cells"]):
+        src = "".join(c.get("source", []))
+        for o in c.get("outputs", []):
+            if o.get("output_type") == "stream":
+                text = "".join(o.get("text", []))
+                if o.get("name") == "stderr" and WARNING.search(text):
+                    bad.append(f"cell {i}: a warning in a saved output: {WARNING.search(text).group(0)}")
+            else:
+                text = "".join("".join(v) if isinstance(v, list) else str(v) for k, v in o.get("data", {}).items()
+                               if k.startswith("text/"))
+            shown = set(VERSION_NAMED.findall(text)) | (set(SEMVER.findall(text)) if OWN_VERSION.search(src) else set())
+            bad += [f"cell {i}: shows version {v} of the package, which is {version}" for v in sorted(shown - {version})]
+    assert not bad, f"{nb.name} (execute it again, save its outputs, then nbdev_clean):\n" + "\n".join(bad)
