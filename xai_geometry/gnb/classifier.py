@@ -10,11 +10,10 @@ from numbers import Integral, Real
 import numpy as np
 from scipy import special
 from sklearn.metrics import f1_score
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..base import JointLogLikelihoodClassifier
-from ..validation import check_features, check_target
+from ..validation import check_features, check_target, Interval, StrOptions, validate_params
 
 from .information import (DEPENDENCES, MAX_ABS_CORRELATION, MIN_CLASS_SIZE, GaussianMargins,
                                           KernelMargins, _pooled_within_std, class_correlations,
@@ -202,7 +201,7 @@ class GeneralizedNaiveBayes(JointLogLikelihoodClassifier):
 
     def _check_params(self):
         "Options one by one (`_parameter_constraints`), then the one combination that is not available."
-        self._validate_params()
+        validate_params(self)
         if self.k > 3 and self.dependence == "nonparametric":
             raise ValueError(f"k = {self.k}: k >= 4 is available for dependence 'gaussian' and 'gaussian_copula' only")
 

@@ -12,9 +12,8 @@ import numba
 import numpy as np
 from scipy import special, stats
 from scipy.spatial import cKDTree
-from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..validation import check_params, check_target
+from ..validation import check_params, check_target, Interval, StrOptions
 
 # %% auto #0
 __all__ = ['MAX_ABS_CORRELATION', 'MIN_CLASS_SIZE', 'NONPARAMETRIC_WARN_SECONDS', 'DEPENDENCES', 'encode_classes',

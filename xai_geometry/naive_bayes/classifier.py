@@ -108,10 +108,8 @@ class _KhiopsRecoder:
 # %% ../../nbs/11_naive_bayes.ipynb #ab01e112
 from numbers import Integral, Real
 
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-
 from ..base import JointLogLikelihoodClassifier
-from ..validation import check_features, check_target
+from ..validation import check_features, check_target, HasMethods, Interval, StrOptions, validate_params
 
 
 # %% ../../nbs/11_naive_bayes.ipynb #27f2597a
@@ -210,7 +208,7 @@ class WeightedNaiveBayes(JointLogLikelihoodClassifier):
         names = [f"x{m}" for m in range(M)] if feature_names is None else list(feature_names)
         if len(names) != M: raise ValueError(f"feature_names has {len(names)} names for {M} count tables")
         self = cls(weights=w, **params)
-        self._validate_params()
+        validate_params(self)
         self.classes_ = np.arange(J) if classes is None else np.asarray(classes)
         self.encoder_ = _PartIndexEncoder([c.shape[0] for c in counts], names)
         self.n_features_in_ = M
@@ -255,7 +253,7 @@ class WeightedNaiveBayes(JointLogLikelihoodClassifier):
     # ---- fitting ------------------------------------------------------------------------
     def fit(self, X, y):
         "Recode X with MODL, count, and learn the weights."
-        self._validate_params()
+        validate_params(self)
         X = _as_frame(self, X, reset=True)
         y = _check_target(y, len(X))
         self._check_fixed_weights()

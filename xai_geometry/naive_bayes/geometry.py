@@ -8,12 +8,11 @@ from __future__ import annotations
 import numpy as np
 from scipy.spatial.distance import cdist
 from scipy.special import logsumexp
-from sklearn.utils._param_validation import StrOptions
 
 from .classifier import WeightedNaiveBayes, gather_tables
 from .shapley import log_odds_tables, shapley_tables
 from .sklearn_models import COMPLEMENTS, check_naive_bayes
-from ..validation import check_params
+from ..validation import check_params, StrOptions
 
 
 # %% auto #0

@@ -10,12 +10,11 @@ import math
 import numpy as np
 import pandas as pd
 from sklearn.exceptions import NotFittedError
-from sklearn.utils._param_validation import StrOptions
 
 from ..explanation import Explanation
 from .classifier import WeightedNaiveBayes, gather_tables
 from .sklearn_models import COMPLEMENTS, OUTPUTS, check_naive_bayes
-from ..validation import check_features, check_params
+from ..validation import check_features, check_params, StrOptions
 
 
 # %% auto #0

@@ -11,11 +11,10 @@ import numpy as np
 from scipy.special import logsumexp
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_array
-from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..explanation import Explanation
-from ..validation import check_features, check_params
+from ..validation import check_features, check_params, StrOptions
 from .lrp import Int, Float
 from .svm import check_points
 from .attribution import ExplainedModel, explained_model

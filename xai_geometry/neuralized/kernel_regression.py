@@ -9,9 +9,8 @@ import warnings
 
 import numpy as np
 from scipy.linalg import solve
-from sklearn.utils._param_validation import StrOptions
 
-from ..validation import check_params
+from ..validation import check_params, StrOptions
 from .lrp import NETWORK_OPTIONS, Float
 from .svm import (SoftPoolNetwork, check_rbf_model, check_points, check_finite_result, dense,
                                          feature_names_from)

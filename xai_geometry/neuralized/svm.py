@@ -10,10 +10,9 @@ import re
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import logsumexp
-from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..validation import check_features, check_params
+from ..validation import check_features, check_params, StrOptions
 from .lrp import (TwoPools, PoolingWeights, LRPTerms, NETWORK_OPTIONS, Float, pool_softmax,
                                          relevance, root_value, blas_threads, heuristic_eta_svm, heuristic_beta_svm)
 
