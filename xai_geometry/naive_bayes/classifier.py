@@ -121,9 +121,7 @@ def _as_frame(est, X, *, reset: bool) -> pd.DataFrame:
         if names is not None:
             warnings.warn(f"X does not have valid feature names, but {type(est).__name__} was fitted with feature names")
         X = pd.DataFrame(A, columns=list(names) if names is not None else range(A.shape[1])).infer_objects()
-    elif not reset and getattr(est, "feature_names_in_", None) is None and all(isinstance(c, str) for c in X.columns):
-        warnings.warn(f"X has feature names, but {type(est).__name__} was fitted without feature names")
-    X = check_features(est, X, reset=reset, numeric=False, allow_nan=True)
+    X = check_features(est, X, reset=reset, numeric=False, allow_nan=True)   # warns for names given to an array-fitted model
     if getattr(est, "feature_names_in_", None) is None:
         X = X.set_axis([f"x{i}" for i in range(X.shape[1])], axis=1)
     return X
