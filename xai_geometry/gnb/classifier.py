@@ -210,7 +210,8 @@ class GeneralizedNaiveBayes(JointLogLikelihoodClassifier):
         dens = _Densities(self.dependence, self.var_smoothing, self.max_abs_correlation).fit(X, codes, K)
         y = codes
         if self.dependence == "nonparametric":
-            W = conditional_mutual_information(X, y, "nonparametric", self.n_neighbors, self.random_state, n_jobs=self.n_jobs)
+            W = conditional_mutual_information(X, y, dependence="nonparametric", n_neighbors=self.n_neighbors,
+                                               random_state=self.random_state, n_jobs=self.n_jobs)
         else:  # the same correlations the densities use
             from xai_geometry.gnb.information import gaussian_cmi_from_correlations
             W = gaussian_cmi_from_correlations(dens.R_, priors)
@@ -254,7 +255,8 @@ class GeneralizedNaiveBayes(JointLogLikelihoodClassifier):
         else:
             structure = full
         self.densities_, self.edge_weights_, self.full_structure_, self.structure_ = dens, W, full, structure
-        self.class_information_ = class_mutual_information(X, codes, self.dependence, self.n_neighbors, self.random_state) \
+        self.class_information_ = class_mutual_information(X, codes, dependence=self.dependence, n_neighbors=self.n_neighbors,
+                                                           random_state=self.random_state) \
             if K > 1 else np.zeros(X.shape[1])
         self.weight_ = structure.weight(W, self.class_information_) if (structure.k == 3 or structure.gains is not None) else np.nan
         self._sets, self._coef = structure_coefficients([structure])
