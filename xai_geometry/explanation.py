@@ -82,6 +82,13 @@ def _match_data(d: pd.DataFrame, names: tuple, given: bool) -> pd.DataFrame:
     raise ValueError(f"data has the columns {cols[:8]}{' ...' if len(cols) > 8 else ''} but feature_names are "
                      f"{list(names)[:8]}{' ...' if len(names) > 8 else ''}: they must be the same names (in any order)")
 
+def _codes(col: pd.Series) -> np.ndarray:
+    "A column as numbers for shap's `data`: numeric as it is, otherwise its category codes in sorted order (NaN if missing)."
+    if pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col): return col.to_numpy(dtype=float)
+    c = col.astype("category")
+    if not isinstance(col.dtype, pd.CategoricalDtype): c = c.cat.reorder_categories(sorted(c.cat.categories, key=str))
+    return np.where(c.cat.codes.to_numpy() < 0, np.nan, c.cat.codes.to_numpy()).astype(float)
+
 def _positions(key, names, what: str) -> np.ndarray | int:
     "Positions along an axis from an int, a name, a slice, a boolean mask or a list of them (an int for a scalar)."
     n = len(names)
@@ -250,7 +257,8 @@ class Explanation:
         return df
 
     def to_shap(self, output=None):
-        """The same explanation as a `shap.Explanation`. An (n, M) explanation (every binary classifier's) draws
+        """The same explanation as a `shap.Explanation` (non-numeric features: their category codes in `data`, the
+        values themselves in `display_data`, as shap does). An (n, M) explanation (every binary classifier's) draws
         with shap's waterfall (`[row]`), beeswarm, bar, heatmap and scatter (`[:, feature]`) plots. An (n, M, K)
         one becomes shap's multi-output record, as shap's own explainers return it: shap draws one output at a
         time, so pass `output=` (a position or a name), or select with `[..., k]` on either record; shap refuses
@@ -259,11 +267,14 @@ class Explanation:
         except ImportError as e:
             raise ImportError(f"to_shap needs shap (pip install shap, or the 'compare' extra); importing it failed: {e}") from e
         e = self if output is None else self.select_output(output)
-        data = None
-        if e.data is not None:
+        data = display = None
+        if e.data is not None:                # shap's convention: numbers in `data`, what to print in `display_data`
             num = all(pd.api.types.is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t) for t in e.data.dtypes)
-            data = e.data.to_numpy(dtype=float) if num else e.data.astype(object).to_numpy()
-        return shap.Explanation(values=e.values, base_values=e.base_values, data=data,
+            if num: data = e.data.to_numpy(dtype=float)
+            else:
+                data = np.column_stack([_codes(e.data.iloc[:, j]) for j in range(e.data.shape[1])])
+                display = e.data.astype(object).to_numpy()
+        return shap.Explanation(values=e.values, base_values=e.base_values, data=data, display_data=display,
                                 feature_names=list(e.feature_names),
                                 output_names=None if e.output_names is None else list(e.output_names))
 
