@@ -15,7 +15,7 @@ import pandas as pd
 from .validation import Interval, StrOptions, check_params, warn_deprecated
 
 # %% auto #0
-__all__ = ['OUTPUTS', 'DEPRECATED_OUTPUTS', 'check_output', 'background_sample', 'Explanation', 'output_text',
+__all__ = ['OUTPUTS', 'DEPRECATED_OUTPUTS', 'check_output', 'background_sample', 'UnknownNameError', 'Explanation', 'output_text',
            'class_explanation']
 
 # %% ../nbs/08_explanation.ipynb #ea8216f5
@@ -89,6 +89,10 @@ def _codes(col: pd.Series) -> np.ndarray:
     if not isinstance(col.dtype, pd.CategoricalDtype): c = c.cat.reorder_categories(sorted(c.cat.categories, key=str))
     return np.where(c.cat.codes.to_numpy() < 0, np.nan, c.cat.codes.to_numpy()).astype(float)
 
+class UnknownNameError(KeyError, ValueError):
+    "A feature or output name the explanation does not have: a `KeyError` (a lookup by name) and a `ValueError`, its message plain."
+    def __str__(self) -> str: return str(self.args[0]) if self.args else ""
+
 def _positions(key, names, what: str) -> np.ndarray | int:
     "Positions along an axis from an int, a name, a slice, a boolean mask or a list of them (an int for a scalar)."
     n = len(names)
@@ -98,7 +102,7 @@ def _positions(key, names, what: str) -> np.ndarray | int:
             if not -n <= k < n: raise IndexError(f"{what} {int(k)} is out of range for {n} {what}s")
             return int(k) % n
         if isinstance(k, str):
-            if k not in names: raise ValueError(f"no {what} named {k!r}; {what}s: {list(names)}")
+            if k not in names: raise UnknownNameError(f"no {what} named {k!r}; {what}s: {list(names)}")
             return names.index(k)
         raise IndexError(f"a {what} is selected by position or name, got {k!r}")
     if isinstance(key, slice): return np.arange(n)[key]
