@@ -5,7 +5,8 @@ from hypothesis import given, settings, strategies as st
 
 from xai_geometry.gnb import GeneralizedNaiveBayes
 from xai_geometry.experiments.beyond_gnb_shapley import knn_geometry_fold
-from xai_geometry.gnb.shapley import background_sample, embedding, exact_shapley_values, expected_value, shapley_values
+from xai_geometry import background_sample
+from xai_geometry.gnb.shapley import base_values, embedding, exact_shapley_values, explained_output, shapley_values
 
 
 def _problem(seed, d, K, n=80):
@@ -21,31 +22,38 @@ def _problem(seed, d, K, n=80):
 def test_closed_form_equals_enumeration(seed, d, K, dep):
     X, y = _problem(seed, d, K)
     model = GeneralizedNaiveBayes(dependence=dep).fit(X, y)
-    B = background_sample(X, 5, random_state=seed)
-    for output in ("joint", "centred"):
-        phi = shapley_values(model, X[:4], background=B, output=output)
-        np.testing.assert_allclose(phi, exact_shapley_values(model, X[:4], B, output=output), atol=1e-10, rtol=0)
-        F = model.predict_joint_log_proba(X[:4])
-        if output == "centred": F = F - F.mean(1, keepdims=True)
-        np.testing.assert_allclose(phi.sum(1), F - expected_value(model, B, output), atol=1e-10)
+    B = background_sample(X, n_samples=5, random_state=seed)
+    for output, complement in (("joint_log_likelihood", "pooled"), ("centred_log_likelihood", "pooled"),
+                               ("log_odds", "mixture"), ("log_odds", "pooled")):
+        if output == "log_odds" and complement == "pooled" and K > 2 and dep != "gaussian": continue   # refused
+        kw = dict(output=output, complement=complement)
+        phi = shapley_values(model, X[:4], background=B, **kw)
+        np.testing.assert_allclose(phi, exact_shapley_values(model, X[:4], background=B, **kw), atol=1e-10, rtol=0)
+        F = explained_output(model, X[:4], **kw)
+        if output != "log_odds":
+            J = model.predict_joint_log_proba(X[:4])
+            np.testing.assert_allclose(F, J if output == "joint_log_likelihood" else J - J.mean(1, keepdims=True), atol=1e-10)
+        np.testing.assert_allclose(phi.sum(1), F - base_values(model, background=B, **kw), atol=1e-10)
 
 
-def test_binary_is_half_log_odds():
+def test_binary_centred_is_half_log_odds():
     X, y = _problem(1, 5, 2)
     model = GeneralizedNaiveBayes().fit(X, y)
-    phi = shapley_values(model, X[:20], X_background=X, n_background=30, random_state=0)
+    B = background_sample(X, n_samples=30, random_state=0)
+    phi = shapley_values(model, X[:20], background=B, output="centred_log_likelihood")
     np.testing.assert_allclose(phi[:, :, 0], -phi[:, :, 1], atol=1e-12)
     lo = model.predict_log_proba(X[:20]) @ np.array([-1.0, 1.0])
     diff = 2 * phi[:, :, 1].sum(1) - lo
     np.testing.assert_allclose(diff, diff[0], atol=1e-9)
-    assert embedding(model, X[:3], "shap", background=X[:30]).shape == (3, 10)
-    assert embedding(model, X[:3], "loglik").shape[0] == 3
+    np.testing.assert_allclose(shapley_values(model, X[:20], background=B), 2 * phi, atol=1e-12)   # log_odds: the logit itself
+    assert embedding(model, X[:3], kind="shap", background=X[:30]).shape == (3, 10)
+    assert embedding(model, X[:3], kind="loglik").shape[0] == 3
 
 
 def test_background_sample_is_deterministic():
     X = np.arange(500.0).reshape(250, 2)
-    np.testing.assert_array_equal(background_sample(X, 10, 3), background_sample(X, 10, 3))
-    assert len(background_sample(X, 1000)) == 250
+    np.testing.assert_array_equal(background_sample(X, n_samples=10, random_state=3), background_sample(X, n_samples=10, random_state=3))
+    assert len(background_sample(X, n_samples=1000)) == 250
 
 
 def test_fold_protocol_runs():
@@ -62,8 +70,8 @@ def test_bad_input():
     with pytest.raises(ValueError, match="output"): shapley_values(model, X[:2], background=X[:5], output="odds")
     with pytest.raises(ValueError, match="at most two features"):
         shapley_values(GeneralizedNaiveBayes(k=4).fit(X, y), X[:2], background=X[:5])
-    with pytest.raises(ValueError, match="kind"): embedding(model, X[:2], "odds")
-    with pytest.raises(ValueError, match="n_background"): background_sample(X, 0)
+    with pytest.raises(ValueError, match="kind"): embedding(model, X[:2], kind="odds")
+    with pytest.raises(ValueError, match="n_samples"): background_sample(X, n_samples=0)
     with pytest.raises(ValueError, match="background has 2 features"): shapley_values(model, X[:2], background=X[:5, :2])
     with pytest.raises(TypeError, match="positional"): shapley_values(model, X[:2], X[:5])  # background is keyword-only
 

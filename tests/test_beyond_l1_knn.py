@@ -57,7 +57,7 @@ def test_conservation_reference_and_vote(heart, kind, k, kappa_frac, rows):
 def test_variables_sum_coordinates(heart):
     net = NeuralizedL1KNN(_knn(heart, n_neighbors=3))
     Xte = heart[2]
-    Rc, Rv = net.explain_coordinates(Xte, kappa=1), net.explain(Xte, kappa=1)
+    Rc, Rv = net.explain_coordinates(Xte, kappa=1), net.relevance(Xte, kappa=1)
     J = len(net.classes_)
     np.testing.assert_allclose(Rv, Rc.reshape(len(Xte), -1, J).sum(2), atol=1e-12)
     assert list(net.variable_names_) == list(Xte.columns) and Rv.shape == (len(Xte), Xte.shape[1])
@@ -69,7 +69,7 @@ def test_variables_sum_coordinates(heart):
 def test_reordered_columns(heart):
     net = NeuralizedL1KNN(_knn(heart, n_neighbors=3))
     Xte = heart[2]
-    np.testing.assert_array_equal(net.explain(Xte[Xte.columns[::-1]]), net.explain(Xte))
+    np.testing.assert_array_equal(net.relevance(Xte[Xte.columns[::-1]]), net.relevance(Xte))
 
 
 def test_bad_input(heart):
@@ -90,7 +90,7 @@ def test_bad_input(heart):
     net = NeuralizedL1KNN(_knn(heart, n_neighbors=3))
     for bad in (-1, 2, True, 0.5):
         with pytest.raises(ValueError, match="'kappa' parameter"):
-            net.explain(Xte, kappa=bad)
+            net.relevance(Xte, kappa=bad)
     y3 = pd.Series(np.arange(len(Xtr)) % 3, index=Xtr.index).astype(str)
     with pytest.raises(ValueError, match="binary"):
         NeuralizedL1KNN(SupervisedKNeighborsClassifier().fit(Xtr, y3))

@@ -115,7 +115,7 @@ def test_recorded_steps(d, expected):
     rng = np.random.default_rng(0)
     U = rng.normal(size=(40, d))
     f = lambda Z: Z[:, 0] + 0.1  # a callable model
-    r, C = flipping_curve(f, U[:3], rng.normal(size=(3, d)), U, n_draws=2)
+    r, C = flipping_curve(f, U[:3], rng.normal(size=(3, d)), background=U, n_draws=2)
     assert list(r) == expected and C.shape == (3, len(expected))
     assert flipping_step(d) == (1 if d <= 10 else 2 if d <= 50 else 5)
 
@@ -162,7 +162,7 @@ def test_flipping_bad_input():
         flipping_curve(SVM, X[:4], R, inpainter=KDE, step=0)
     with pytest.raises(ValueError, match="output"):
         flipping_curve(SVM, X[:4], R, inpainter=KDE, output="proba")
-    with pytest.raises(ValueError, match="X_train"):
+    with pytest.raises(ValueError, match="background="):
         flipping_curve(SVM, X[:4], R)
     with pytest.raises(ValueError, match="fitted on 6 features"):
         flipping_curve(lambda Z: Z[:, 0], X[:4, :5], R[:, :5], inpainter=KDE)

@@ -35,7 +35,7 @@ def test_perfect_correlation_is_regularized(dep):
     X, y = _data()
     X[:, 1] = 2 * X[:, 0] + 1  # rho = 1 in every class
     X[:, 3] = -X[:, 0]  # rho = -1
-    W = conditional_mutual_information(X, y, dep, random_state=0)
+    W = conditional_mutual_information(X, y, dependence=dep, random_state=0)
     assert np.isfinite(W).all()
     if dep != "nonparametric":  # -1/2 log(1 - rho_max^2) with rho_max = 1 - 1e-6
         assert W[0, 1] == pytest.approx(-0.5 * np.log(1 - (1 - 1e-6) ** 2), rel=1e-6)
@@ -54,7 +54,7 @@ def test_classes_with_fewer_than_three_rows(dep, size):
     P = m.predict_proba(X)
     assert np.isfinite(P).all() and np.allclose(P.sum(1), 1)
     # a tiny class contributes no within-class dependence: weights are the big class's, scaled by its prior
-    W_big = conditional_mutual_information(X[y == 0], y[y == 0], dep, random_state=0)
+    W_big = conditional_mutual_information(X[y == 0], y[y == 0], dependence=dep, random_state=0)
     if dep != "nonparametric":
         np.testing.assert_allclose(m.edge_weights_, (y == 0).mean() * W_big, rtol=1e-6, atol=1e-9)
 
@@ -173,8 +173,8 @@ def test_nonparametric_weights_invariant_under_monotone_maps(seed):
     rng = np.random.default_rng(seed)
     X, y = _data(n=80, d=3, seed=seed)
     T = np.column_stack([np.exp(X[:, 0]), X[:, 1] ** 3 + X[:, 1], np.arctan(X[:, 2])])
-    np.testing.assert_array_equal(conditional_mutual_information(X, y, "nonparametric", random_state=0),
-                                  conditional_mutual_information(T, y, "nonparametric", random_state=0))
+    np.testing.assert_array_equal(conditional_mutual_information(X, y, dependence="nonparametric", random_state=0),
+                                  conditional_mutual_information(T, y, dependence="nonparametric", random_state=0))
 
 
 def test_tree_matches_networkx_maximum_spanning_tree():
@@ -266,9 +266,9 @@ def test_prediction_far_beyond_the_training_range_is_refused():
 def test_informations_are_scale_free(dep):
     X, y = _data(n=100, d=4, seed=6)
     for scale in (1e155, 1e-300):
-        np.testing.assert_allclose(conditional_mutual_information(X * scale, y, dep), conditional_mutual_information(X, y, dep),
+        np.testing.assert_allclose(conditional_mutual_information(X * scale, y, dependence=dep), conditional_mutual_information(X, y, dependence=dep),
                                    rtol=1e-9, atol=1e-12)
-        np.testing.assert_allclose(class_mutual_information(X * scale, y, dep), class_mutual_information(X, y, dep),
+        np.testing.assert_allclose(class_mutual_information(X * scale, y, dependence=dep), class_mutual_information(X, y, dependence=dep),
                                    rtol=1e-6, atol=1e-9)
 
 
@@ -335,13 +335,13 @@ def test_unfitted_model_raises_not_fitted():
 @pytest.mark.parametrize("call, exc, word", [
     (lambda X, y: conditional_mutual_information(X, y[:-2]), ValueError, "y has"),
     (lambda X, y: class_mutual_information(X, y[:-2]), ValueError, "y has"),
-    (lambda X, y: conditional_mutual_information(X, y, "kde"), ValueError, "dependence"),
+    (lambda X, y: conditional_mutual_information(X, y, dependence="kde"), ValueError, "dependence"),
     (lambda X, y: conditional_mutual_information(X, y, n_neighbors=0), ValueError, "n_neighbors"),
     (lambda X, y: conditional_mutual_information(X, y, max_abs_correlation=2.0), ValueError, "max_abs_correlation"),
-    (lambda X, y: conditional_mutual_information(X, y, "nonparametric", n_jobs="two"), ValueError, "n_jobs"),
+    (lambda X, y: conditional_mutual_information(X, y, dependence="nonparametric", n_jobs="two"), ValueError, "n_jobs"),
     (lambda X, y: conditional_mutual_information(X[:, 0], y), ValueError, "2-D"),
     (lambda X, y: conditional_mutual_information(np.where(X > 1, np.inf, X), y), ValueError, "infinity"),
-    (lambda X, y: class_mutual_information(X, y, "nonparametric", n_neighbors=-1), ValueError, "n_neighbors"),
+    (lambda X, y: class_mutual_information(X, y, dependence="nonparametric", n_neighbors=-1), ValueError, "n_neighbors"),
     (lambda X, y: maximum_spanning_tree(np.triu(np.ones((4, 4)), 1)), ValueError, "symmetric"),
     (lambda X, y: maximum_spanning_tree(np.ones((3, 4))), ValueError, "square"),
     (lambda X, y: maximum_spanning_tree(np.full((3, 3), np.nan)), ValueError, "NaN"),
@@ -413,11 +413,13 @@ def test_explain_is_additive_and_named():
     X, y = _data(n=90, d=3, K=3)
     df = pd.DataFrame(X, columns=["p", "q", "r"])
     m = GeneralizedNaiveBayes(dependence="gaussian_copula").fit(df, y)
-    e = explain(m, df.iloc[:7], background=df.iloc[:20])
+    e = explain(m, df.iloc[:7], background=df.iloc[:20], output="centred_log_likelihood")
     assert isinstance(e, Explanation) and e.values.shape == (7, 3, 3) and e.feature_names == ("p", "q", "r")
     J = m.predict_joint_log_proba(df.iloc[:7])
     e.check_additivity(J - J.mean(1, keepdims=True), rtol=0, atol=1e-9)
     with pytest.raises(ValueError, match="background is required"): explain(m, df.iloc[:2])
+    with pytest.raises(ValueError, match="complement='pooled' with 3 classes needs dependence='gaussian'"):
+        explain(m, df.iloc[:2], background=df.iloc[:20])          # the default log-odds of a copula GNB: mixture only
 
 
 # ---- the part-C baselines --------------------------------------------------------------------------------------------

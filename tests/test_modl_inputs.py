@@ -197,7 +197,7 @@ def test_duplicate_column_names_are_refused_naming_them(Est):
                                          ({"attribute_cost": np.inf}, "attribute_cost"),
                                          ({"attribute_cost": "x"}, "attribute_cost")])
 def test_every_option_is_validated_at_fit(Est, params, name):
-    from sklearn.utils._param_validation import InvalidParameterError
+    from xai_geometry.validation import InvalidParameterError
     est = Est(**params)                                        # __init__ only stores
     with pytest.raises(InvalidParameterError, match=f"'{name}' parameter of {Est.__name__}"):
         est.fit(pd.DataFrame({"x": X_INFO}), Y)

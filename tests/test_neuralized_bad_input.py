@@ -69,7 +69,7 @@ def _shape_ok(out, n, d, name, K=3):
     for a in arrays:
         a = np.asarray(a)
         if a.dtype.kind in "fc": assert np.isfinite(a).all(), (name, a)
-    if name in ("explain",): assert np.shape(out) == (n, d)
+    if name in ("relevance",): assert np.shape(out) == (n, d)
     if name in ("decision_function", "predict", "log_ratio") and np.ndim(out) == 1: assert len(out) == n
 
 
@@ -90,7 +90,7 @@ def test_chunk_size_set_after_construction_is_refused(cls, kind):
     net = cls(FITTED[kind])
     for sub in getattr(net, "networks_", [net]): sub.chunk_size = 0
     with pytest.raises(ValueError, match="'chunk_size' parameter"):
-        net.explain(X)
+        net.relevance(X)
     with pytest.raises(ValueError, match="'chunk_size' parameter"):
         net.decision_function(X)
 
@@ -99,7 +99,7 @@ def test_chunk_size_set_after_construction_is_refused(cls, kind):
 def test_chunk_size_one_equals_default(kind):
     net1 = neuralize(FITTED[kind], chunk_size=1); net = NETS[kind]
     Xq = DF if kind == "pipeline" else X
-    np.testing.assert_allclose(net1.explain(Xq), net.explain(Xq), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(net1.relevance(Xq), net.relevance(Xq), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(net1.decision_function(Xq), net.decision_function(Xq), rtol=1e-12, atol=1e-12)
 
 
@@ -108,7 +108,7 @@ BAD_VALUES = {"eta": [-0.1, 1.1, np.nan, np.inf, True, "a", None], "beta": [0, -
 
 
 @pytest.mark.parametrize("kind", ["svm", "knn", "krr", "multiclass", "pipeline"])
-@pytest.mark.parametrize("method", ["explain", "explain_terms"])
+@pytest.mark.parametrize("method", ["relevance", "explain_terms"])
 def test_explain_options_refused(kind, method):
     net = NETS[kind]; Xq = DF.iloc[:5] if kind == "pipeline" else X[:5]
     for option in OPTIONS[kind]:
@@ -153,7 +153,7 @@ def _bad_points():
 
 @pytest.mark.parametrize("case", list(_bad_points()))
 @pytest.mark.parametrize("kind", list(MODELS))
-@pytest.mark.parametrize("method", ["decision_function", "predict", "explain", "explain_terms", "pooling_weights"])
+@pytest.mark.parametrize("method", ["decision_function", "predict", "relevance", "explain_terms", "pooling_weights"])
 def test_bad_points_named(kind, method, case):
     net = NETS[kind]
     if not hasattr(net, method): pytest.skip(f"{type(net).__name__} has no {method}")
@@ -166,20 +166,20 @@ def test_bad_points_named(kind, method, case):
 @pytest.mark.parametrize("kind", list(MODELS))
 def test_sparse_points_refused(kind):
     with pytest.raises(TypeError, match="Sparse data was passed for X"):
-        NETS[kind].explain(sp.csr_matrix(X[:3]))
+        NETS[kind].relevance(sp.csr_matrix(X[:3]))
 
 
 def test_dataframe_columns():
     net = NETS["pipeline"]
-    np.testing.assert_array_equal(net.explain(DF[COLS[::-1]]), net.explain(DF))
+    np.testing.assert_array_equal(net.relevance(DF[COLS[::-1]]), net.relevance(DF))
     for frame, col in ((DF.drop(columns="c"), "'c'"), (DF.assign(e=1.0), "'e'"), (DF.rename(columns={"d": "a"}), "'a'")):
         with pytest.raises(ValueError) as e:
-            net.explain(frame)
+            net.relevance(frame)
         assert col in str(e.value), e.value
     with pytest.raises(ValueError, match="'b'"):
-        net.explain(DF.assign(b="x"))
+        net.relevance(DF.assign(b="x"))
     with pytest.raises(ValueError, match="column 'a' is not numeric"):
-        net.explain(DF.astype(object))
+        net.relevance(DF.astype(object))
 
 
 # ---------------------------------------------------------------- the scale of the inputs
@@ -193,7 +193,7 @@ def test_far_points_finite_or_named(kind, value):
     net = NETS[kind]
     Xq = np.array([[value, 0.1, -0.2, 0.3], [0.0, 0.0, 0.0, 0.0]])
     if kind == "pipeline": Xq = pd.DataFrame(Xq, columns=COLS)
-    for method in ("decision_function", "explain", "explain_terms", "predict"):
+    for method in ("decision_function", "relevance", "explain_terms", "predict"):
         try:
             out = getattr(net, method)(Xq)
         except ValueError as e:
@@ -213,9 +213,9 @@ def test_far_points_exact_where_the_old_code_gave_nan():
     g_exact = sorted(d for d, c in zip(d2, yk) if c == 0)[q - 1] - sorted(d for d, c in zip(d2, yk) if c == 1)[q - 1]
     assert np.isfinite(g).all() and abs(g[0] - float(g_exact)) <= 1e-12 * abs(float(g_exact))
     assert np.isfinite(NETS["svm_theta0"].decision_function(Xq)).all()
-    assert np.isfinite(NETS["svm_theta0"].explain(Xq)).all() and np.isfinite(knn.explain(Xq)).all()
+    assert np.isfinite(NETS["svm_theta0"].relevance(Xq)).all() and np.isfinite(knn.relevance(Xq)).all()
     with pytest.raises(ValueError, match=r"column 0 \(position\) = 1e\+155"):
-        NETS["svm"].explain(Xq)                                        # θ ≠ 0: g ≈ ±‖x‖² overflows
+        NETS["svm"].relevance(Xq)                                        # θ ≠ 0: g ≈ ±‖x‖² overflows
 
 
 # ---------------------------------------------------------------- bad models
@@ -262,7 +262,7 @@ def test_pipeline_steps_named(steps, name):
 FLOATS = st.one_of(st.floats(allow_nan=True, allow_infinity=True, width=64),
                    st.sampled_from([0.0, -0.0, 1e-320, 1e154, 1.4e154, -1e300, 1.7976931348623157e308]),
                    st.floats(-5, 5))
-METHODS = ["decision_function", "predict", "explain", "explain_terms", "pooling_weights"]
+METHODS = ["decision_function", "predict", "relevance", "explain_terms", "pooling_weights"]
 
 
 @pytest.mark.timeout(300)

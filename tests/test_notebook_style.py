@@ -109,7 +109,7 @@ VERSION_NAMED = re.compile(r"xai[-_]geometry[ =:v'\"]{1,3}(\d+\.\d+(?:\.\d+)?)")
 SEMVER = re.compile(r"\b\d+\.\d+\.\d+\b")
 # notebooks whose saved outputs are known to be stale, each with who re-runs it; the mark is strict: once the notebook
 # is clean this test fails until its entry goes
-STALE_OUTPUTS = {"07_package": "shows version '0.1.0' of the package: re-executed on the branch of issue 23, which owns it"}
+STALE_OUTPUTS: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("nb", [pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=STALE_OUTPUTS[p.stem]))

@@ -28,7 +28,7 @@ def test_all_pairs_equal_the_pair_loop(seed, n, d, K, k, decimals, n_jobs):
     rng = np.random.default_rng(seed)
     X = np.round(rng.normal(size=(n, d)) @ rng.normal(size=(d, d)), decimals)  # rounding makes ties
     y = rng.integers(0, K, n)
-    W = info.conditional_mutual_information(X, y, "nonparametric", n_neighbors=k, random_state=seed, n_jobs=n_jobs)
+    W = info.conditional_mutual_information(X, y, dependence="nonparametric", n_neighbors=k, random_state=seed, n_jobs=n_jobs)
     np.testing.assert_array_equal(W, _pair_loop(X, y, seed, k))
 
 
@@ -46,7 +46,7 @@ def test_long_computations_announce_their_time(monkeypatch):
     rng = np.random.default_rng(1)
     X = rng.normal(size=(200, 14)); y = rng.integers(0, 2, 200)
     with pytest.warns(UserWarning, match=r"91 feature pairs x 2 classes on 200 rows will take about .* s"):
-        info.conditional_mutual_information(X, y, "nonparametric", random_state=0)
+        info.conditional_mutual_information(X, y, dependence="nonparametric", random_state=0)
 
 
 def test_short_computations_are_silent():
@@ -54,4 +54,4 @@ def test_short_computations_are_silent():
     X = rng.normal(size=(100, 4)); y = rng.integers(0, 2, 100)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        info.conditional_mutual_information(X, y, "nonparametric", random_state=0)
+        info.conditional_mutual_information(X, y, dependence="nonparametric", random_state=0)

@@ -54,10 +54,23 @@ def resolve(entry: str):
 
 
 # %% ../nbs/03_cli.ipynb #007d87b7
+def _writable_folder(path) -> Path:
+    "The folder `--out` names, created if needed and checked writable; a `UsageError` (exit 2, one line) otherwise."
+    import tempfile
+    from xai_geometry.runner import UsageError
+    p = Path(path)
+    if p.exists() and not p.is_dir(): raise UsageError(f"--out {path}: this is a file, not a folder")
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=p): pass                  # a real write: permissions, read-only mounts, quotas
+    except OSError as e:
+        raise UsageError(f"--out {path}: cannot write there ({e.strerror or type(e).__name__}); choose a folder you can write to") from None
+    return p
+
 def _out_dir(args, kind: str | None) -> Path:
-    "`--out` if given; else `figures/` for results of record (kind None), else the scratch folder `_out/<kind>`."
+    "`--out` if given (a writable folder); else `figures/` for results of record (kind None), else the scratch folder `_out/<kind>`."
     from xai_geometry.runner import figures_dir, output_dir
-    if args.out: return figures_dir(args.out)
+    if args.out: return figures_dir(_writable_folder(args.out))
     return figures_dir() if kind is None else output_dir(kind)
 
 def cmd_demo(args) -> int:

@@ -5,13 +5,58 @@
 # %% ../nbs/08_explanation.ipynb #0eb1f467
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field, replace
+from numbers import Integral
 
 import numpy as np
 import pandas as pd
 
+from .validation import Interval, StrOptions, check_params, warn_deprecated
+
 # %% auto #0
-__all__ = ['Explanation']
+__all__ = ['OUTPUTS', 'DEPRECATED_OUTPUTS', 'check_output', 'background_sample', 'UnknownNameError', 'Explanation', 'output_text',
+           'class_explanation']
+
+# %% ../nbs/08_explanation.ipynb #ea8216f5
+OUTPUTS = {   # the quantities an explanation can add up to, one name each, the same in every part
+    "log_odds": "log-odds of class k against the rest: the posterior logit L_1 − L_0 for two classes "
+                "(the same in every part); for three or more, part A's one-vs-rest log-odds against a complement "
+                "model (complement='pooled', Khiops 11, or 'mixture', eq. (7)), not the model's own log p/(1 − p)",
+    "joint_log_likelihood": "L_k = log p(x, y = k), the model's predict_joint_log_proba",
+    "centred_log_likelihood": "L_k − mean over the classes l of L_l",
+    "network_output": "part B's network output g: same sign as the model's decision, values + base = g",
+}
+DEPRECATED_OUTPUTS = {"joint": "joint_log_likelihood", "centred": "centred_log_likelihood"}   # part C's former names
+
+
+def check_output(output: str,  # a name of OUTPUTS (or a deprecated one)
+                 allowed,  # the names this explainer offers
+                 caller: str,  # who asks, for the message
+                ) -> str:
+    "The output's name checked against the names `caller` offers; a former name works with a `FutureWarning`."
+    if isinstance(output, str) and output in DEPRECATED_OUTPUTS:
+        warn_deprecated(f"output={output!r}", f"output={DEPRECATED_OUTPUTS[output]!r}", stacklevel=4)
+        output = DEPRECATED_OUTPUTS[output]
+    check_params(caller, {"output": [StrOptions(set(allowed))]}, {"output": output})
+    return output
+
+
+def background_sample(X,  # (n, M) training rows: a DataFrame (kept as one, index included) or an array
+                      *, n_samples: int = 100,  # rows drawn (all of them, in order, if n <= n_samples)
+                      random_state=0,  # seed of the draw
+                     ):
+    """Background rows for `explain(..., background=...)`: a uniform draw of `n_samples` rows without replacement,
+    kept in their original order (numpy's `Generator.choice`). The same draw for the same seed in every part."""
+    check_params("background_sample", {"n_samples": [Interval(Integral, 1, None, closed="left")], "random_state": [Interval(Integral, 0, None, closed="left"), np.random.Generator, None]},
+                 {"n_samples": n_samples, "random_state": random_state})
+    frame = isinstance(X, pd.DataFrame)
+    A = X if frame else np.asarray(X)
+    if A.ndim != 2 or len(A) == 0: raise ValueError(f"X must be a 2-d table with at least one row, got shape {A.shape}")
+    if len(A) <= n_samples: return A.copy()
+    take = np.sort(np.random.default_rng(random_state).choice(len(A), n_samples, replace=False))
+    return A.iloc[take] if frame else A[take]
+
 
 # %% ../nbs/08_explanation.ipynb #2e542fcf
 def _plot_bars(ax, names, vals, title, xlabel):
@@ -27,17 +72,60 @@ def _names(names, n: int, what: str, default: str) -> tuple[str, ...]:
     if len(names) != n: raise ValueError(f"{what} has {len(names)} names for {n} {what.split('_')[0]}s")
     return names
 
+def _match_data(d: pd.DataFrame, names: tuple, given: bool) -> pd.DataFrame:
+    "The data's columns matched to the feature names by name (reordered if needed); relabelled only if they have no names."
+    cols = [str(c) for c in d.columns]
+    if cols == list(names): return d.set_axis(list(names), axis=1)
+    if given and isinstance(d.columns, pd.RangeIndex): return d.set_axis(list(names), axis=1)   # an array's columns
+    if len(set(cols)) == len(cols) and set(cols) == set(names):
+        return d.set_axis(cols, axis=1)[list(names)]
+    raise ValueError(f"data has the columns {cols[:8]}{' ...' if len(cols) > 8 else ''} but feature_names are "
+                     f"{list(names)[:8]}{' ...' if len(names) > 8 else ''}: they must be the same names (in any order)")
+
+def _codes(col: pd.Series) -> np.ndarray:
+    "A column as numbers for shap's `data`: numeric as it is, otherwise its category codes in sorted order (NaN if missing)."
+    if pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col): return col.to_numpy(dtype=float)
+    c = col.astype("category")
+    if not isinstance(col.dtype, pd.CategoricalDtype): c = c.cat.reorder_categories(sorted(c.cat.categories, key=str))
+    return np.where(c.cat.codes.to_numpy() < 0, np.nan, c.cat.codes.to_numpy()).astype(float)
+
+class UnknownNameError(KeyError, ValueError):
+    "A feature or output name the explanation does not have: a `KeyError` (a lookup by name) and a `ValueError`, its message plain."
+    def __str__(self) -> str: return str(self.args[0]) if self.args else ""
+
+def _positions(key, names, what: str) -> np.ndarray | int:
+    "Positions along an axis from an int, a name, a slice, a boolean mask or a list of them (an int for a scalar)."
+    n = len(names)
+    def one(k):
+        if isinstance(k, (bool, np.bool_)): raise IndexError(f"a boolean is not a {what} position; use a mask of length {n}")
+        if isinstance(k, (int, np.integer)):
+            if not -n <= k < n: raise IndexError(f"{what} {int(k)} is out of range for {n} {what}s")
+            return int(k) % n
+        if isinstance(k, str):
+            if k not in names: raise UnknownNameError(f"no {what} named {k!r}; {what}s: {list(names)}")
+            return names.index(k)
+        raise IndexError(f"a {what} is selected by position or name, got {k!r}")
+    if isinstance(key, slice): return np.arange(n)[key]
+    if isinstance(key, (int, np.integer, str, bool, np.bool_)): return one(key)
+    key = list(key.tolist() if hasattr(key, "tolist") else key)
+    if key and all(isinstance(k, (bool, np.bool_)) for k in key):
+        if len(key) != n: raise IndexError(f"a boolean mask over the {what}s needs {n} entries, got {len(key)}")
+        return np.flatnonzero(key)
+    return np.array([one(k) for k in key], dtype=int)
+
+
 @dataclass(eq=False, repr=False)
 class Explanation:
     """Per-feature explanations of some model output, for n rows: `values` (n, M) or (n, M, K) and
     `base_values` (n,) or (n, K), such that the values summed over features plus the base value give
-    the explained output (`.total`); `output` says which quantity, `method` how it was computed."""
+    the explained output (`.total`); `output` says which quantity, `method` how it was computed.
+    A binary classifier's explanation is (n, M), of its `classes_[1]` (shap's convention)."""
     values: np.ndarray  # (n, M) or (n, M, K) contributions of the M features (to each of the K outputs)
     base_values: np.ndarray | float = 0.0  # (n,) or (n, K); a scalar or a (K,) vector is broadcast
-    data: pd.DataFrame | np.ndarray | None = None  # the explained rows (n, M), as given to the model
+    data: pd.DataFrame | np.ndarray | None = None  # the explained rows (n, M), as given to the model (a DataFrame keeps its index)
     feature_names: tuple | list | None = None  # M names (default: the columns of `data`, else x0, x1, ...)
     output_names: tuple | list | None = None  # K names of a 3-d explanation (default: y0, y1, ...)
-    output: str = ""  # the quantity explained, in words (e.g. "one-vs-rest log-odds")
+    output: str = ""  # the quantity explained, in words (e.g. "log_odds of class 1 against the rest")
     method: str = ""  # how the values were computed (e.g. "analytic interventional Shapley values")
     info: dict = field(default_factory=dict)  # anything else worth keeping (background size, eta, ...)
 
@@ -53,15 +141,30 @@ class Explanation:
         try: b = np.broadcast_to(b, target).copy()
         except ValueError: raise ValueError(f"base_values of shape {b.shape} do not fit values of shape {v.shape}") from None
         if not np.isfinite(b).all(): raise ValueError("base_values contain NaN or infinity")
-        if self.feature_names is None and isinstance(self.data, pd.DataFrame): self.feature_names = list(self.data.columns)
+        given = self.feature_names is not None
+        if not given and isinstance(self.data, pd.DataFrame): self.feature_names = list(self.data.columns)
         self.feature_names = _names(self.feature_names, M, "feature_names", "x")
         if v.ndim == 3: self.output_names = _names(self.output_names, v.shape[2], "output_names", "y")
         elif self.output_names is not None: raise ValueError("output_names is only for 3-d values (n, M, K)")
         if self.data is not None:
             d = self.data if isinstance(self.data, pd.DataFrame) else pd.DataFrame(np.asarray(self.data))
             if d.shape != (n, M): raise ValueError(f"data has shape {d.shape}, values {v.shape}")
-            self.data = d.set_axis(list(self.feature_names), axis=1)
+            self.data = _match_data(d, self.feature_names, given)
         self.values, self.base_values = v, b
+        self._check_precision()
+
+    def _check_precision(self):
+        "Warn when float64 cannot add the values up: their sum is known only to a rounding error above 1e-3 (relative to it, or absolute)."
+        mag = np.abs(self.values).sum(axis=1) + np.abs(self.base_values)
+        bound = mag * (self.values.shape[1] + 1) * np.finfo(float).eps          # the rounding error of the sum, at most
+        total = np.abs(self.total)
+        bad = bound > 1e-3 * np.maximum(1.0, total)
+        if bad.any():
+            i = np.unravel_index(int(np.argmax(np.where(bad, bound, -1))), bad.shape)
+            warnings.warn(f"the values reach {np.abs(self.values).max():.3g} while they add up to {self.total[i]:.3g}: "
+                          f"float64 knows their sum only to ±{bound[i]:.2g}, so the conservation law cannot hold "
+                          f"({int(bad.sum())} of {bad.size} sums); the model's arithmetic is degenerate (e.g. a variance "
+                          "near 0, or features far beyond the training scale)", RuntimeWarning, stacklevel=3)
 
     # ---- shape and the conservation law -----------------------------------------------------
     @property
@@ -83,32 +186,67 @@ class Explanation:
         return self
 
     # ---- selecting -------------------------------------------------------------------------
-    def __getitem__(self, rows) -> "Explanation":
-        "The explanation of some rows (an int, a slice, a boolean mask or integer positions)."
-        if isinstance(rows, (int, np.integer)): rows = [int(rows)]
-        idx = np.arange(len(self))[rows]
-        data = None if self.data is None else self.data.iloc[idx]
-        return replace(self, values=self.values[idx], base_values=self.base_values[idx], data=data,
-                       info=dict(self.info))
+    def __getitem__(self, key) -> "Explanation":
+        """Rows, features and outputs as shap selects them: `e[rows]`, `e[:, "age"]`, `e[:, ["age", "sex"]]`,
+        `e[rows, features, output]`, `e[..., "yes"]`, by position, name, slice or boolean mask. Selecting one
+        output gives an (n, M) explanation; the feature axis is kept (`e[:, "age"]` is (n, 1))."""
+        if not isinstance(key, tuple): key = (key,)
+        if sum(k is Ellipsis for k in key) > 1: raise IndexError("an explanation can only have a single ellipsis ('...')")
+        if any(k is Ellipsis for k in key):
+            i = next(j for j, k in enumerate(key) if k is Ellipsis)
+            key = key[:i] + (slice(None),) * (self.values.ndim - len(key) + 1) + key[i + 1:]
+        if len(key) > self.values.ndim:
+            raise IndexError(f"too many indices: this explanation is {self.values.ndim}-d (rows, features"
+                             f"{', outputs' if self.values.ndim == 3 else ''})" +
+                             ("; a binary classifier's explanation has one output, its classes_[1]" if self.values.ndim == 2 else ""))
+        rows, feats, outs = (tuple(key) + (slice(None),) * 3)[:3]
+        r = np.arange(len(self))[[int(rows)] if isinstance(rows, (int, np.integer)) and not isinstance(rows, bool) else rows]
+        f = _positions(feats, self.feature_names, "feature")
+        f = np.atleast_1d(f)
+        e = replace(self, values=self.values[r][:, f], base_values=self.base_values[r],
+                    data=None if self.data is None else self.data.iloc[r, f], feature_names=[self.feature_names[j] for j in f],
+                    info=dict(self.info))
+        if len(f) < len(self.feature_names): e.info["features"] = "a subset of the features: the values add up to part of the output"
+        if self.values.ndim == 3 and not (isinstance(outs, slice) and outs == slice(None)):
+            o = _positions(outs, self.output_names, "output")
+            if isinstance(o, int): return e.select_output(o)
+            e = replace(e, values=e.values[:, :, o], base_values=e.base_values[:, o],
+                        output_names=[self.output_names[k] for k in o], info=dict(e.info))
+        return e
 
     def _output_index(self, output) -> int:
-        if isinstance(output, (int, np.integer)) and not isinstance(output, bool):
-            if not -self.n_outputs <= output < self.n_outputs: raise IndexError(f"output {output} out of range")
-            return int(output) % self.n_outputs
-        names = list(self.output_names)
-        if str(output) not in names: raise KeyError(f"no output named {output!r}; outputs: {names}")
-        return names.index(str(output))
+        if self.values.ndim == 2:
+            raise ValueError(f"this explanation has a single output ({self.output or 'values (n, M)'}); output= selects "
+                             "one of the K outputs of an (n, M, K) explanation")
+        k = _positions(output, self.output_names, "output")
+        if not isinstance(k, int): raise TypeError(f"one output is selected, by position or name; got {output!r}")
+        return k
 
     def select_output(self, output) -> "Explanation":
         "The (n, M) explanation of one output of a 3-d explanation (by position or name)."
-        if self.values.ndim == 2: raise ValueError("this explanation has a single output")
         k = self._output_index(output)
         return replace(self, values=self.values[:, :, k], base_values=self.base_values[:, k], output_names=None,
                        output=f"{self.output} [{self.output_names[k]}]", info=dict(self.info))
 
+    # ---- what shap users reach for ---------------------------------------------------------
+    @property
+    def abs(self) -> "Explanation":
+        "|values| (base values kept, as shap's `.abs`): for rankings such as `e.abs.mean(0)`; they no longer add up to the output."
+        return replace(self, values=np.abs(self.values), output=f"|contributions| to the {self.output}",
+                       info={**self.info, "abs": True})
+
+    def mean(self, axis: int = 0) -> "Explanation":
+        "The mean over the rows (axis 0), as one row: its values add up to the mean output (the law is linear)."
+        if axis != 0: raise ValueError(f"mean is taken over the rows (axis=0), got axis={axis!r}")
+        data = None
+        if self.data is not None and all(pd.api.types.is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t) for t in self.data.dtypes):
+            data = self.data.mean(axis=0).to_frame().T.set_axis(["mean"], axis=0)
+        return replace(self, values=self.values.mean(axis=0, keepdims=True), base_values=self.base_values.mean(axis=0, keepdims=True),
+                       data=data, output=f"mean over {len(self)} rows of the {self.output}", info={**self.info, "rows": len(self)})
+
     # ---- export -----------------------------------------------------------------------------
     def to_frame(self, include_base: bool = False) -> pd.DataFrame:
-        "A wide table: one row per explained row, one column per feature (per (output, feature) when 3-d)."
+        "A wide table: one row per explained row (the data's index), one column per feature (per (output, feature) when 3-d)."
         index = self.data.index if self.data is not None else pd.RangeIndex(len(self))
         if self.values.ndim == 2:
             df = pd.DataFrame(self.values, index=index, columns=list(self.feature_names))
@@ -122,26 +260,39 @@ class Explanation:
             df = df[[c for o in self.output_names for c in [(o, f) for f in (*self.feature_names, "base_value")]]]
         return df
 
-    def to_shap(self):
-        "The same explanation as a `shap.Explanation` (shap's waterfall, bar and beeswarm plots take it)."
+    def to_shap(self, output=None):
+        """The same explanation as a `shap.Explanation` (non-numeric features: their category codes in `data`, the
+        values themselves in `display_data`, as shap does). An (n, M) explanation (every binary classifier's) draws
+        with shap's waterfall (`[row]`), beeswarm, bar, heatmap and scatter (`[:, feature]`) plots. An (n, M, K)
+        one becomes shap's multi-output record, as shap's own explainers return it: shap draws one output at a
+        time, so pass `output=` (a position or a name), or select with `[..., k]` on either record; shap refuses
+        the waterfall, beeswarm, heatmap and scatter of several outputs by design, and its bar plot fails on them."""
         try: import shap
-        except ImportError: raise ImportError("to_shap needs shap: pip install shap (or the 'compare' extra)") from None
-        data = None
-        if self.data is not None:
-            num = all(pd.api.types.is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t) for t in self.data.dtypes)
-            data = self.data.to_numpy(dtype=float) if num else self.data.astype(object).to_numpy()
-        return shap.Explanation(values=self.values, base_values=self.base_values, data=data,
-                                feature_names=list(self.feature_names),
-                                output_names=None if self.output_names is None else list(self.output_names))
+        except ImportError as e:
+            raise ImportError(f"to_shap needs shap (pip install shap, or the 'compare' extra); importing it failed: {e}") from e
+        e = self if output is None else self.select_output(output)
+        data = display = None
+        if e.data is not None:                # shap's convention: numbers in `data`, what to print in `display_data`
+            num = all(pd.api.types.is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t) for t in e.data.dtypes)
+            if num: data = e.data.to_numpy(dtype=float)
+            else:
+                data = np.column_stack([_codes(e.data.iloc[:, j]) for j in range(e.data.shape[1])])
+                display = e.data.astype(object).to_numpy()
+        return shap.Explanation(values=e.values, base_values=e.base_values, data=data, display_data=display,
+                                feature_names=list(e.feature_names),
+                                output_names=None if e.output_names is None else list(e.output_names))
 
     def plot(self,
              row: int | None = None,  # one explained row (its values, signed); None: mean |value| over the rows
-             output=None,  # which output of a 3-d explanation (position or name; default: the last one)
+             output=None,  # which output of a 3-d explanation (position or name; default: the last one); not for (n, M)
              max_features: int = 12,  # the largest contributions are shown, the rest summed into one bar
              ax=None):
         "A bar chart: one row's signed contributions (with its base value and total), or the mean |contribution|."
         import matplotlib.pyplot as plt
+        if self.values.ndim == 2 and output is not None: self._output_index(output)      # a clear error
         e = self if self.values.ndim == 2 else self.select_output(self.n_outputs - 1 if output is None else output)
+        if row is not None and not (isinstance(row, (int, np.integer)) and not isinstance(row, bool) and -len(e) <= row < len(e)):
+            raise IndexError(f"row must be a position in 0..{len(e) - 1}, got {row!r}")
         if ax is None: _, ax = plt.subplots(figsize=(6, 0.35 * min(max_features + 1, len(e.feature_names) + 1) + 1.2))
         if row is None:
             score = np.abs(e.values).mean(axis=0)
@@ -161,4 +312,39 @@ class Explanation:
         outs = "" if self.output_names is None else f", outputs={list(self.output_names)}"
         return (f"Explanation(n={len(self)}, features={len(self.feature_names)}{outs}, output={self.output!r}, "
                 f"method={self.method!r})")
+
+
+
+def _label(c):
+    return c.item() if isinstance(c, np.generic) else c
+
+
+def output_text(output: str,  # a name of OUTPUTS
+                classes,  # the classifier's classes_
+                complement: str | None = None,  # for log_odds of 3+ classes: "pooled" or "mixture"
+               ) -> str:
+    "The quantity a classifier's explanation adds up to, in words, for `Explanation.output`: the same wording in every part."
+    c = [_label(k) for k in classes]
+    if len(c) == 2:
+        return {"log_odds": f"log_odds of class {c[1]!r} against {c[0]!r} (the posterior logit L_1 − L_0)",
+                "joint_log_likelihood": f"joint_log_likelihood log p(x, y = {c[1]!r})",
+                "centred_log_likelihood": f"centred_log_likelihood of class {c[1]!r}, (L_1 − L_0)/2"}[output]
+    return {"log_odds": f"log_odds of each class against the rest ({complement} complement)",
+            "joint_log_likelihood": "joint_log_likelihood log p(x, y = k)",
+            "centred_log_likelihood": "centred_log_likelihood L_k − mean_l L_l"}[output]
+
+
+def class_explanation(values: np.ndarray,  # (n, M, K) values per class, columns in the order of `classes`
+                      base_values: np.ndarray,  # (K,) or (n, K)
+                      classes,  # the model's classes_
+                      *, output: str,  # the quantity, in words (`output_text`)
+                      **fields) -> Explanation:
+    "An `Explanation` of a classifier in shap's convention: (n, M) of `classes_[1]` for two classes, (n, M, K) otherwise."
+    classes = list(classes); values = np.asarray(values)
+    base = np.broadcast_to(np.asarray(base_values, dtype=float), (values.shape[0], values.shape[2]))
+    info = dict(fields.pop("info", {}))
+    if len(classes) == 2:
+        info["class"] = _label(classes[1])
+        return Explanation(values=values[:, :, 1], base_values=base[:, 1], output=output, info=info, **fields)
+    return Explanation(values=values, base_values=base, output_names=[str(c) for c in classes], output=output, info=info, **fields)
 

@@ -5,15 +5,174 @@
 # %% ../nbs/08a_validation.ipynb #1a4a8e79
 from __future__ import annotations
 
+import functools
+import inspect
+import warnings
+from numbers import Integral, Real
+
 import numpy as np
 import pandas as pd
 from sklearn.utils import assert_all_finite
-from sklearn.utils._param_validation import Interval, Options, StrOptions, validate_parameter_constraints
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, column_or_1d
 
 # %% auto #0
-__all__ = ['check_features', 'check_target', 'check_finite_output', 'check_params']
+__all__ = ['AFFINE_STEPS', 'PER_FEATURE_STEPS', 'InvalidParameterError', 'Interval', 'Options', 'StrOptions', 'HasMethods',
+           'check_params', 'validate_params', 'warn_deprecated', 'keyword_only', 'check_features', 'check_target',
+           'check_finite_output', 'check_per_feature_step', 'pipeline_parts']
+
+# %% ../nbs/08a_validation.ipynb #6fc56084
+class InvalidParameterError(ValueError, TypeError):
+    "An option of the wrong type or value (a `ValueError` and a `TypeError`, as scikit-learn's error of the same name)."
+
+
+def _type_name(t) -> str:
+    "'int' for numbers.Integral, 'float' for numbers.Real, else the qualified name (numpy.random.mtrand.RandomState)."
+    if t is Integral: return "int"
+    if t is Real: return "float"
+    return t.__qualname__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+
+
+class Interval:
+    """Numbers of `type` (`numbers.Integral` or `numbers.Real`) between `left` and `right` (None: unbounded),
+    `closed` on "left", "right", "both" or "neither" side. Booleans are not numbers here (`n_neighbors=True`
+    is refused) and NaN lies outside every interval."""
+    def __init__(self, type, left, right, *, closed: str = "both"):
+        if type not in (Integral, Real): raise ValueError(f"type must be numbers.Integral or numbers.Real, got {type}")
+        if closed not in ("left", "right", "both", "neither"):
+            raise ValueError(f"closed must be 'left', 'right', 'both' or 'neither', got {closed!r}")
+        if left is not None and right is not None and right < left:
+            raise ValueError(f"right can't be less than left, got left={left} and right={right}")
+        self.type, self.left, self.right, self.closed = type, left, right, closed
+
+    def is_satisfied_by(self, val) -> bool:
+        if isinstance(val, (bool, np.bool_)) or not isinstance(val, self.type): return False
+        if self.type is Real and np.isnan(val): return False
+        lo = -np.inf if self.left is None else self.left
+        hi = np.inf if self.right is None else self.right
+        above = val >= lo if self.closed in ("left", "both") else val > lo
+        below = val <= hi if self.closed in ("right", "both") else val < hi
+        return bool(above and below)
+
+    def __str__(self) -> str:
+        real = self.type is Real
+        lo = "-inf" if self.left is None else (float(self.left) if real else self.left)
+        hi = "inf" if self.right is None else (float(self.right) if real else self.right)
+        return (f"{'a float' if real else 'an int'} in the range {'[' if self.closed in ('left', 'both') else '('}"
+                f"{lo}, {hi}{']' if self.closed in ('right', 'both') else ')'}")
+
+
+class Options:
+    "One of a set of values of a given type (`StrOptions` for strings)."
+    def __init__(self, type, options):
+        self.type, self.options = type, set(options)
+    def is_satisfied_by(self, val) -> bool:
+        return isinstance(val, self.type) and val in self.options
+    def __str__(self) -> str:
+        return f"a {_type_name(self.type)} among {{{', '.join(repr(o) for o in sorted(self.options, key=str))}}}"
+
+
+class StrOptions(Options):
+    "One of a set of strings: `StrOptions({'pooled', 'mixture'})` is \"a str among {'mixture', 'pooled'}\"."
+    def __init__(self, options): super().__init__(str, options)
+
+
+class HasMethods:
+    "An object with these methods (e.g. `HasMethods(['fit', 'transform'])`)."
+    def __init__(self, methods): self.methods = [methods] if isinstance(methods, str) else list(methods)
+    def is_satisfied_by(self, val) -> bool: return all(callable(getattr(val, m, None)) for m in self.methods)
+    def __str__(self) -> str:
+        ms = [repr(m) for m in self.methods]
+        return "an object implementing " + (ms[0] if len(ms) == 1 else f"{', '.join(ms[:-1])} and {ms[-1]}")
+
+
+class _Is:
+    "A named constraint: a predicate and how the message says it."
+    def __init__(self, test, text): self.test, self.text = test, text
+    def is_satisfied_by(self, val) -> bool: return bool(self.test(val))
+    def __str__(self) -> str: return self.text
+
+
+def _array_like(v) -> bool:
+    return (hasattr(v, "__len__") or hasattr(v, "shape") or hasattr(v, "__array__")) and not np.isscalar(v) \
+        and not isinstance(v, str) and not (hasattr(v, "ndim") and v.ndim == 0)
+
+_NAMED = {
+    "array-like": _Is(_array_like, "an array-like"),
+    "boolean": _Is(lambda v: isinstance(v, (bool, np.bool_)), "an instance of 'bool' or an instance of 'numpy.bool'"),
+    "random_state": _Is(lambda v: v is None or isinstance(v, np.random.RandomState) or Interval(Integral, 0, 2**32 - 1).is_satisfied_by(v),
+                        "an int in the range [0, 4294967295], an instance of 'numpy.random.mtrand.RandomState' or None"),
+}
+
+
+def _constraint(c):
+    "A constraint object from its short form: None, a type, `callable`, 'array-like', 'boolean', 'random_state'."
+    if c is None: return _Is(lambda v: v is None, "None")
+    if c is callable: return _Is(callable, "a callable")
+    if isinstance(c, str):
+        if c not in _NAMED: raise ValueError(f"unknown constraint {c!r}; known: {sorted(_NAMED)}")
+        return _NAMED[c]
+    if isinstance(c, type):
+        return _Is(lambda v: isinstance(v, c) and not (c in (Integral, Real) and isinstance(v, (bool, np.bool_))),
+                   f"an instance of {_type_name(c)!r}")
+    if hasattr(c, "is_satisfied_by"): return c
+    raise TypeError(f"not a constraint: {c!r}")
+
+
+# %% ../nbs/08a_validation.ipynb #ec0fbe4d
+def check_params(owner,  # the object (or a name) the options belong to, for messages
+                 constraints: dict,  # option name -> list of constraints (Interval, StrOptions, None, a type, 'boolean', ...)
+                 params: dict,  # option name -> value
+                ) -> None:
+    "Validate options against their constraints; the error (`InvalidParameterError`) names the option, as scikit-learn's does."
+    caller = owner if isinstance(owner, str) else type(owner).__name__
+    for name, val in params.items():
+        if name not in constraints: continue
+        cs = [_constraint(c) for c in constraints[name]]
+        if any(c.is_satisfied_by(val) for c in cs): continue
+        text = str(cs[0]) if len(cs) == 1 else f"{', '.join(str(c) for c in cs[:-1])} or {cs[-1]}"
+        raise InvalidParameterError(f"The {name!r} parameter of {caller} must be {text}. Got {val!r} instead.")
+
+
+def validate_params(est) -> None:
+    "Check an estimator's options (`get_params`) against its class's `_parameter_constraints` (called first in `fit`)."
+    check_params(est, est._parameter_constraints, est.get_params(deep=False))
+
+
+# %% ../nbs/08a_validation.ipynb #ab40e5a2
+def warn_deprecated(old: str,  # what the caller used
+                    new: str,  # what to use instead
+                    stacklevel: int = 3) -> None:
+    "A `FutureWarning` that names the replacement: '`old` is deprecated; use `new`'."
+    warnings.warn(f"{old} is deprecated and will be removed in a future version; use {new}", FutureWarning,
+                  stacklevel=stacklevel)
+
+
+def keyword_only(func):
+    """Let options that became keyword-only still be passed by position, with a `FutureWarning` naming them
+    (scikit-learn's former `_deprecate_positional_args`, written here). The keyword-only parameters must be
+    declared in the order they used to have as positional ones."""
+    sig = inspect.signature(func)
+    kinds = inspect.Parameter
+    positional = [p.name for p in sig.parameters.values() if p.kind in (kinds.POSITIONAL_ONLY, kinds.POSITIONAL_OR_KEYWORD)]
+    keyword = [p.name for p in sig.parameters.values() if p.kind == kinds.KEYWORD_ONLY]
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        extra = len(args) - len(positional)
+        if extra <= 0: return func(*args, **kwargs)
+        if extra > len(keyword):
+            raise TypeError(f"{func.__name__}() takes at most {len(positional) + len(keyword)} arguments by position "
+                            f"({len(args)} given)")
+        names = keyword[:extra]
+        twice = [n for n in names if n in kwargs]
+        if twice: raise TypeError(f"{func.__name__}() got multiple values for argument {twice[0]!r}")
+        warnings.warn(f"{func.__name__}: pass {', '.join(f'{n}=' for n in names)} by keyword; passing "
+                      f"{'it' if extra == 1 else 'them'} by position is deprecated and will be an error in a future version",
+                      FutureWarning, stacklevel=2)
+        return func(*args[:len(positional)], **dict(zip(names, args[len(positional):])), **kwargs)
+    return wrapper
+
 
 # %% ../nbs/08a_validation.ipynb #b48032ff
 def _column_name(est, X, j: int) -> str:
@@ -66,9 +225,13 @@ def check_features(est,  # the estimator (reads/sets n_features_in_, feature_nam
                 if missing: raise ValueError(f"{name} lacks the column(s) {missing} seen in fit")
                 if extra: raise ValueError(f"{name} has column(s) {extra} not seen in fit")
                 if cols != list(names): X = X[list(names)]
-            elif X.shape[1] != est.n_features_in_:
-                raise ValueError(f"{name} has {X.shape[1]} features, but {type(est).__name__} is expecting "
-                                 f"{est.n_features_in_} features as input")
+            else:
+                if X.shape[1] != est.n_features_in_:
+                    raise ValueError(f"{name} has {X.shape[1]} features, but {type(est).__name__} is expecting "
+                                     f"{est.n_features_in_} features as input")
+                if kinds == {True}:   # scikit-learn's warning, word for word: the columns are taken by position
+                    warnings.warn(f"{name} has feature names, but {type(est).__name__} was fitted without feature names",
+                                  UserWarning, stacklevel=3)
         if len(X) == 0: raise ValueError(f"{name} has 0 rows; at least 1 is required")
         if not numeric:
             num = [c for c in X.columns if pd.api.types.is_numeric_dtype(X[c]) and not pd.api.types.is_bool_dtype(X[c])]
@@ -132,10 +295,48 @@ def check_finite_output(values: np.ndarray,  # a model output (e.g. the joint lo
                          "the input is outside what the model can compute with")
     return values
 
-def check_params(owner,  # the object (or a name) the options belong to, for messages
-                 constraints: dict,  # option name -> list of scikit-learn constraints (Interval, StrOptions, ...)
-                 params: dict,  # option name -> value
-                ) -> None:
-    "Validate options against scikit-learn-style constraints; the error (`InvalidParameterError`) names the option."
-    validate_parameter_constraints(constraints, params, caller_name=owner if isinstance(owner, str) else type(owner).__name__)
+
+# %% ../nbs/08a_validation.ipynb #2089ccba
+AFFINE_STEPS = ("StandardScaler", "MinMaxScaler", "MaxAbsScaler", "RobustScaler")   # x_j -> a_j x_j + b_j
+PER_FEATURE_STEPS = AFFINE_STEPS + ("OrdinalEncoder", "KBinsDiscretizer", "QuantileTransformer", "PowerTransformer")
+
+
+def _passthrough(step) -> bool:
+    return step is None or (isinstance(step, str) and step == "passthrough")
+
+
+def check_per_feature_step(name: str,  # the step's name in the pipeline, for messages
+                           step,  # the fitted step
+                           allowed: tuple = PER_FEATURE_STEPS,  # class names of scikit-learn's preprocessing accepted
+                           why: str = "an explanation of the final model is carried back to the raw features only through steps that transform each feature alone",
+                          ) -> None:
+    """Refuse a pipeline step that does not map each feature by itself, x_j -> t_j(x_j), naming it: the accepted
+    steps are scikit-learn's `allowed` transformers (exact types: a subclass may transform differently),
+    `KBinsDiscretizer` with `encode="ordinal"` only, and "passthrough"."""
+    import sklearn.preprocessing as pre
+    from sklearn.utils.validation import check_is_fitted
+    if _passthrough(step): return
+    kinds = tuple(getattr(pre, k) for k in allowed)
+    if type(step) not in kinds:
+        raise ValueError(f"Pipeline step {name!r} ({type(step).__name__}) does not transform each feature alone: {why} "
+                         f"({', '.join(allowed)} or 'passthrough'); explain the final model on the transformed features instead")
+    if isinstance(step, pre.KBinsDiscretizer) and step.encode != "ordinal":
+        raise ValueError(f"Pipeline step {name!r}: KBinsDiscretizer(encode={step.encode!r}) spreads a feature over several "
+                         "columns; use encode='ordinal' (one column per feature)")
+    check_is_fitted(step)
+
+
+def pipeline_parts(model,  # a fitted sklearn.pipeline.Pipeline
+                   allowed: tuple = PER_FEATURE_STEPS,  # the per-feature steps accepted before the final one
+                   why: str | None = None,  # why only those (for the message)
+                  ) -> tuple[list, object]:
+    "The fitted per-feature steps (passthrough left out) and the final estimator of a pipeline, each step checked."
+    from sklearn.pipeline import Pipeline
+    if not isinstance(model, Pipeline): raise TypeError(f"model must be a fitted sklearn Pipeline, got {type(model).__name__}")
+    if not model.steps: raise ValueError("the pipeline has no step")
+    name, final = model.steps[-1]
+    if _passthrough(final): raise ValueError(f"the final step {name!r} of the pipeline is {final!r}: it needs a model to explain")
+    for step_name, step in model.steps[:-1]:
+        check_per_feature_step(step_name, step, allowed, **({} if why is None else {"why": why}))
+    return [s for _, s in model.steps[:-1] if not _passthrough(s)], final
 

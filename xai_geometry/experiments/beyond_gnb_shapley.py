@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..gnb.classifier import GeneralizedNaiveBayes
-from ..gnb.shapley import background_sample, embedding
+from ..explanation import background_sample
+from ..gnb.shapley import embedding
 from ..stats import macro_ovr_auc
 
 
@@ -27,13 +28,13 @@ def knn_geometry_fold(X_train, y_train, X_test, y_test,
     classes, ytr = np.unique(np.asarray(y_train), return_inverse=True)
     yte = np.searchsorted(classes, np.asarray(y_test))
     model = GeneralizedNaiveBayes(dependence=dependence).fit(X_train, ytr)
-    B = background_sample(np.asarray(X_train, dtype=float), n_background, random_state)
+    B = background_sample(np.asarray(X_train, dtype=float), n_samples=n_background, random_state=random_state)
     pred_tr = model.predict(X_train); pred_te = model.predict(X_test)
     sc = StandardScaler().fit(X_train)
     both = np.vstack([np.asarray(X_train, float), np.asarray(X_test, float)]); n = len(ytr)
     geoms = {"raw": (sc.transform(X_train), sc.transform(X_test), "euclidean")}
     for kind in ("loglik", "shap"):
-        E = embedding(model, both, kind, background=B if kind == "shap" else None)
+        E = embedding(model, both, kind=kind, background=B if kind == "shap" else None, output="centred_log_likelihood")
         geoms[kind] = (E[:n], E[n:], "cityblock")
     rows = []
     K = len(classes); kmax = max(ks)

@@ -13,12 +13,11 @@ import numpy as np
 import pandas as pd
 from scipy import special
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..base import JointLogLikelihoodClassifier
 from ..gnb.information import scale_exponents, to_unit_scale
-from ..validation import check_features, check_target
+from ..validation import check_features, check_target, Interval, StrOptions, validate_params
 
 # %% auto #0
 __all__ = ['METHODS', 'DATASETS', 'QUICK_DATASETS', 'REDUCTION_DATASETS', 'CURVE_METHODS', 'KernelDensityNaiveBayes',
@@ -52,7 +51,7 @@ class KernelDensityNaiveBayes(JointLogLikelihoodClassifier):
 
     def fit(self, X, y):
         "Store the training rows of each class and the bandwidths. Returns self."
-        self._validate_params()
+        validate_params(self)
         X = check_features(self, X, reset=True); y = check_target(y, len(X))
         self.exponents_ = scale_exponents(X); X = to_unit_scale(X, self.exponents_)
         self.classes_, codes = np.unique(y, return_inverse=True)
@@ -138,7 +137,7 @@ class TreeAugmentedNaiveBayes(JointLogLikelihoodClassifier):
     def fit(self, X, y):
         "Bins, tree and smoothed conditional tables. Returns self."
         from xai_geometry.gnb.structure import maximum_spanning_tree
-        self._validate_params()
+        validate_params(self)
         X = check_features(self, X, reset=True); y = check_target(y, len(X))
         self.classes_, codes = np.unique(y, return_inverse=True)
         K, d = len(self.classes_), X.shape[1]

@@ -4,16 +4,16 @@
 
 # %% auto #0
 __all__ = ['GeneralizedNaiveBayes', 'class_mutual_information', 'conditional_mutual_information', 'background_sample',
-           'embedding', 'exact_shapley_values', 'expected_value', 'explain', 'shapley_values', 'GNBStructure',
-           'learn_k_structure', 'learn_structure', 'maximum_spanning_tree', 'plot_structure']
+           'base_values', 'embedding', 'exact_shapley_values', 'expected_value', 'explain', 'shapley_values',
+           'GNBStructure', 'learn_k_structure', 'learn_structure', 'maximum_spanning_tree', 'plot_structure']
 
 # %% ../../nbs/C_gnb.ipynb #b81861e3
 from .classifier import GeneralizedNaiveBayes
 from .information import class_mutual_information, conditional_mutual_information
-from .shapley import (background_sample, embedding, exact_shapley_values, expected_value, explain,
-                                      shapley_values)
+from .shapley import (background_sample, base_values, embedding, exact_shapley_values, expected_value,
+                                      explain, shapley_values)
 from .structure import GNBStructure, learn_k_structure, learn_structure, maximum_spanning_tree, plot_structure
 
 _all_ = ["GeneralizedNaiveBayes", "class_mutual_information", "conditional_mutual_information", "background_sample",
-         "embedding", "exact_shapley_values", "expected_value", "explain", "shapley_values", "GNBStructure",
+         "base_values", "embedding", "exact_shapley_values", "expected_value", "explain", "shapley_values", "GNBStructure",
          "learn_k_structure", "learn_structure", "maximum_spanning_tree", "plot_structure"]

@@ -10,11 +10,10 @@ from numbers import Integral, Real
 import numpy as np
 from scipy import special
 from sklearn.metrics import f1_score
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..base import JointLogLikelihoodClassifier
-from ..validation import check_features, check_target
+from ..validation import check_features, check_target, Interval, StrOptions, validate_params
 
 from .information import (DEPENDENCES, MAX_ABS_CORRELATION, MIN_CLASS_SIZE, GaussianMargins,
                                           KernelMargins, _pooled_within_std, class_correlations,
@@ -202,7 +201,7 @@ class GeneralizedNaiveBayes(JointLogLikelihoodClassifier):
 
     def _check_params(self):
         "Options one by one (`_parameter_constraints`), then the one combination that is not available."
-        self._validate_params()
+        validate_params(self)
         if self.k > 3 and self.dependence == "nonparametric":
             raise ValueError(f"k = {self.k}: k >= 4 is available for dependence 'gaussian' and 'gaussian_copula' only")
 
@@ -211,7 +210,8 @@ class GeneralizedNaiveBayes(JointLogLikelihoodClassifier):
         dens = _Densities(self.dependence, self.var_smoothing, self.max_abs_correlation).fit(X, codes, K)
         y = codes
         if self.dependence == "nonparametric":
-            W = conditional_mutual_information(X, y, "nonparametric", self.n_neighbors, self.random_state, n_jobs=self.n_jobs)
+            W = conditional_mutual_information(X, y, dependence="nonparametric", n_neighbors=self.n_neighbors,
+                                               random_state=self.random_state, n_jobs=self.n_jobs)
         else:  # the same correlations the densities use
             from xai_geometry.gnb.information import gaussian_cmi_from_correlations
             W = gaussian_cmi_from_correlations(dens.R_, priors)
@@ -255,7 +255,8 @@ class GeneralizedNaiveBayes(JointLogLikelihoodClassifier):
         else:
             structure = full
         self.densities_, self.edge_weights_, self.full_structure_, self.structure_ = dens, W, full, structure
-        self.class_information_ = class_mutual_information(X, codes, self.dependence, self.n_neighbors, self.random_state) \
+        self.class_information_ = class_mutual_information(X, codes, dependence=self.dependence, n_neighbors=self.n_neighbors,
+                                                           random_state=self.random_state) \
             if K > 1 else np.zeros(X.shape[1])
         self.weight_ = structure.weight(W, self.class_information_) if (structure.k == 3 or structure.gains is not None) else np.nan
         self._sets, self._coef = structure_coefficients([structure])

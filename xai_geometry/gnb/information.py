@@ -12,9 +12,8 @@ import numba
 import numpy as np
 from scipy import special, stats
 from scipy.spatial import cKDTree
-from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..validation import check_params, check_target
+from ..validation import check_params, check_target, Interval, StrOptions, keyword_only
 
 # %% auto #0
 __all__ = ['MAX_ABS_CORRELATION', 'MIN_CLASS_SIZE', 'NONPARAMETRIC_WARN_SECONDS', 'DEPENDENCES', 'encode_classes',
@@ -373,9 +372,10 @@ def own_class_scores(margins, X, codes) -> np.ndarray:
         Z[idx] = margins.normal_scores(X[idx], classes=[k])[:, 0]
     return Z
 
+@keyword_only
 def conditional_mutual_information(X,  # (n, d) continuous features
                                    y,  # (n,) class labels
-                                   dependence: str = "gaussian",  # 'gaussian' | 'gaussian_copula' | 'nonparametric'
+                                   *, dependence: str = "gaussian",  # 'gaussian' | 'gaussian_copula' | 'nonparametric'
                                    n_neighbors: int = 4,  # k of the KSG estimator (nonparametric)
                                    random_state=None,  # tie-breaking of ranks (nonparametric)
                                    max_abs_correlation: float = MAX_ABS_CORRELATION,
@@ -410,7 +410,8 @@ def conditional_mutual_information(X,  # (n, d) continuous features
         W += priors[k] * ksg_all_pairs(R[codes == k], n_neighbors, n_jobs, on_first_chunk=project if k == first else None)
     return W
 
-def class_mutual_information(X, y, dependence: str = "gaussian", n_neighbors: int = 4,
+@keyword_only
+def class_mutual_information(X, y, *, dependence: str = "gaussian", n_neighbors: int = 4,
                              random_state=None) -> np.ndarray:
     "I(Y; X_s) in nats for every feature, shape (d,)."
     X, classes, codes, priors = _check_inputs("class_mutual_information", X, y, dependence=dependence,

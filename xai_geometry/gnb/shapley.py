@@ -5,32 +5,39 @@
 # %% ../../nbs/41_gnb_shapley.ipynb #d597eb00
 from __future__ import annotations
 
+import copy
 import itertools
 
 import numpy as np
 import pandas as pd
+from scipy.special import logsumexp
 from sklearn.utils.validation import check_is_fitted
 
-from ..explanation import Explanation
+from ..explanation import Explanation, check_output, class_explanation, output_text
+from ..explanation import background_sample as _background_sample
 from .classifier import GeneralizedNaiveBayes, structure_coefficients
-from ..validation import check_features
+from ..validation import StrOptions, check_features, check_params, keyword_only, warn_deprecated
 
 # %% auto #0
-__all__ = ['explain', 'background_sample', 'exact_shapley_values', 'shapley_values', 'expected_value', 'embedding']
+__all__ = ['OUTPUTS', 'COMPLEMENTS', 'explain', 'background_sample', 'explained_output', 'exact_shapley_values', 'shapley_values',
+           'base_values', 'expected_value', 'embedding']
 
 # %% ../../nbs/41_gnb_shapley.ipynb #3f8b7302
+OUTPUTS = ("log_odds", "joint_log_likelihood", "centred_log_likelihood")   # the names of xai_geometry.explanation.OUTPUTS part C offers
+COMPLEMENTS = ("pooled", "mixture")
+
+
 def background_sample(X,                        # (n, d) training rows (array or DataFrame)
                       n_background: int = 100,  # rows kept (all of them if n ≤ n_background)
                       random_state=0,           # seed of the draw without replacement
                      ) -> np.ndarray:
-    "The background B (b, d) of the Shapley baseline: a uniform draw without replacement of the training rows."
+    "Deprecated: `xai_geometry.background_sample(X, n_samples=..., random_state=...)` (the same draw); here as a float array (b, d)."
     from xai_geometry.gnb.information import _check_X
+    warn_deprecated("xai_geometry.gnb.background_sample(X, n_background)", "xai_geometry.background_sample(X, n_samples=...)")
     X = _check_X(X)
     if isinstance(n_background, bool) or not (isinstance(n_background, (int, np.integer)) and n_background >= 1):
         raise ValueError(f"n_background must be a positive integer, got {n_background!r}")
-    if len(X) <= n_background: return X.copy()
-    rng = np.random.default_rng(random_state)
-    return X[np.sort(rng.choice(len(X), n_background, replace=False))]
+    return _background_sample(X, n_samples=int(n_background), random_state=random_state)
 
 def _check_model(model):
     "The model must be a fitted GeneralizedNaiveBayes (TypeError naming `model`, else NotFittedError)."
@@ -42,18 +49,82 @@ def _check_rows(model, X, name):
     "Rows to explain or background rows: the model's columns (a DataFrame matched by name), finite; (n, d) floats."
     return check_features(model, X, reset=False, name=name)
 
-def _centre(phi, output):
-    if output == "joint": return phi
-    if output == "centred": return phi - phi.mean(axis=-1, keepdims=True)
-    raise ValueError(f"output must be 'joint' or 'centred', got {output!r}")
+def _check_output(output, complement, caller):
+    "The output's name (a former one mapped, with a FutureWarning) and the complement, checked; returns the output."
+    output = check_output(output, OUTPUTS, caller)
+    check_params(caller, {"complement": [StrOptions(set(COMPLEMENTS))]}, {"complement": complement})
+    return output
 
+def _pooled_densities(model):
+    """The complement of every class, its other classes pooled into one Gaussian: per class k, the mean and the
+    covariance of the mixture of the other classes' fitted Gaussians with weights N_r / (N − N_k) — the moments of
+    their pooled training rows, as the model estimates them — in the model's own density form (`_Densities`)."""
+    dens = model.densities_; pi = model.class_prior_
+    W = pi[None, :] / (1 - pi[:, None]); np.fill_diagonal(W, 0.0)          # (K, K)
+    mu, v = dens.margins_.mean_, dens.margins_.var_                           # (K, d), unit scale
+    mbar = W @ mu
+    dev = mu[None, :, :] - mbar[:, None, :]                                   # (K, R, d)
+    s = np.sqrt(v)
+    C = np.einsum("kr,rij->kij", W, s[:, :, None] * dens.R_ * s[:, None, :]) + np.einsum("kr,kri,krj->kij", W, dev, dev)
+    vbar = np.einsum("kii->ki", C).copy()
+    sb = np.sqrt(vbar)
+    R = np.clip(C / (sb[:, :, None] * sb[:, None, :]), -model.max_abs_correlation, model.max_abs_correlation)
+    for k in range(len(R)): np.fill_diagonal(R[k], 1.0)
+    comp = copy.copy(dens)
+    comp.margins_ = copy.copy(dens.margins_); comp.margins_.mean_, comp.margins_.var_ = mbar, vbar
+    comp.R_ = R
+    return comp
+
+def _output_terms(model, output, complement):
+    """f(H, sets) -> (n, K, S), the per-set terms of `output` before the structure's coefficients, and the (K,)
+    constant: output_k(x) = constant_k + Σ_S coef_S f_S,k(x_S) for every output (the sets and coefficients of the
+    log-likelihood: a log-odds against a complement built set by set is a sum over the same sets)."""
+    dens = model.densities_; K = dens.K; pi = model.class_prior_; prior = np.log(pi)
+    if output == "joint_log_likelihood": return dens.log_density, prior
+    if output == "centred_log_likelihood":
+        def centred(H, sets):
+            L = dens.log_density(H, sets); return L - L.mean(axis=1, keepdims=True)
+        return centred, prior - prior.mean()
+    if K == 1: return (lambda H, sets: np.zeros((len(H), 1, len(sets)))), np.zeros(1)
+    if K == 2:                    # the complement of a class is the other class: the posterior logit L_1 − L_0
+        def logit(H, sets):
+            L = dens.log_density(H, sets); r = L[:, 1] - L[:, 0]; return np.stack([-r, r], axis=1)
+        return logit, np.array([prior[0] - prior[1], prior[1] - prior[0]])
+    const = prior - np.log1p(-pi)                                             # log p(y_k) / (1 − p(y_k))
+    if complement == "mixture":   # eq. (7) set by set: log Σ_{r≠k} w_kr p(x_S | y_r), w_kr = p(y_r) / (1 − p(y_k))
+        with np.errstate(divide="ignore"):
+            logW = np.log(pi)[None, :] - np.log1p(-pi)[:, None]; np.fill_diagonal(logW, -np.inf)
+        def mixture(H, sets):
+            L = dens.log_density(H, sets); out = np.empty_like(L)
+            for k in range(K): out[:, k] = L[:, k] - logsumexp(L + logW[k][None, :, None], axis=1)
+            return out
+        return mixture, const
+    if model.dependence != "gaussian":
+        raise ValueError(f"complement='pooled' with {K} classes needs dependence='gaussian' (the other classes pooled into "
+                         f"one Gaussian, exactly); this model's dependence is {model.dependence!r}, whose pooled complement "
+                         "would be a new density estimate: use complement='mixture' (eq. (7), the other classes' own "
+                         "densities), or output='centred_log_likelihood' or 'joint_log_likelihood'")
+    comp = _pooled_densities(model)
+    return (lambda H, sets: dens.log_density(H, sets) - comp.log_density(H, sets)), const
+
+def explained_output(model: GeneralizedNaiveBayes, X, *, output: str = "log_odds", complement: str = "pooled") -> np.ndarray:
+    "(n, K) the quantity the Shapley values explain, computed from the model (`predict_joint_log_proba` for the joint log-likelihood)."
+    _check_model(model); output = _check_output(output, complement, "explained_output")
+    X = _check_rows(model, X, "X")
+    if output == "joint_log_likelihood": return model._joint_log_likelihood(X)
+    sets, coef = structure_coefficients([model.structure_])
+    f, const = _output_terms(model, output, complement)
+    return const + f(X, sets) @ coef[:, 0]
+
+@keyword_only
 def exact_shapley_values(model: GeneralizedNaiveBayes, X,
-                         background,                # (b, d) background rows
-                         output: str = "centred",   # "joint": of L_k = log p(y_k, x); "centred": of L_k − mean_l L_l
-                        ) -> np.ndarray:            # (n, d, K)
+                         *, background,              # (b, d) background rows
+                         output: str = "log_odds",   # a name of OUTPUTS (as in part A)
+                         complement: str = "pooled", # log-odds of 3+ classes: "pooled" (dependence='gaussian') or "mixture"
+                        ) -> np.ndarray:             # (n, d, K)
     "Shapley values by enumeration of the 2^d coalitions, product-of-marginals expectation by brute force (the reference)."
     from xai_geometry.naive_bayes.shapley import coalition_shapley
-    _check_model(model)
+    _check_model(model); output = _check_output(output, complement, "exact_shapley_values")
     X = _check_rows(model, X, "X"); B = _check_rows(model, background, "background")
     n, d = X.shape; b = len(B)
     if d > 8 or n * b ** d > 5_000_000: raise ValueError(f"enumeration refused: n·b^d = {n}·{b}^{d} rows is too many")
@@ -62,8 +133,9 @@ def exact_shapley_values(model: GeneralizedNaiveBayes, X,
         combos = np.array(list(itertools.product(range(b), repeat=len(absent))), dtype=int).reshape(b ** len(absent), len(absent))
         H = np.repeat(X, len(combos), axis=0)                                # (n·c, d) rows (x_S, b_absent)
         for t, s in enumerate(absent): H[:, s] = np.tile(B[combos[:, t], s], n)
-        return model._joint_log_likelihood(H).reshape(n, len(combos), -1).mean(axis=1)
-    return _centre(coalition_shapley(value, d), output)
+        return explained_output(model, H, output=output, complement=complement).reshape(n, len(combos), -1).mean(axis=1)
+    return coalition_shapley(value, d)
+
 
 # %% ../../nbs/41_gnb_shapley.ipynb #7d44cc9f
 def _pair_terms(model):
@@ -91,124 +163,145 @@ def _two_colouring(d, pair_sets):
         raise ValueError("the pair terms do not form a forest (odd cycle): closed form needs a GNB tree or forest")
     return colour
 
-def _cross_means(model, A, B, from_A, sets):
-    "(len(A), K, len(sets)): mean over b ∈ B of log p(row with columns `from_A` from a, the others from b | y_k)."
-    b, K = len(B), model.densities_.K
+def _cross_means(f, K, A, B, from_A, sets):
+    "(len(A), K, len(sets)): mean over b ∈ B of the terms f at the row with columns `from_A` from a, the others from b."
+    b = len(B)
     out = np.empty((len(A), K, len(sets)))
     step = max(1, _HYBRID_ROWS // b)
     for lo in range(0, len(A), step):
         Ab = A[lo:lo + step]; n = len(Ab)
         H = np.repeat(Ab, b, axis=0)
         H[:, ~from_A] = np.tile(B[:, ~from_A], (n, 1))
-        out[lo:lo + n] = model.densities_.log_density(H, sets).reshape(n, b, K, len(sets)).mean(axis=1)
+        out[lo:lo + n] = f(H, sets).reshape(n, b, K, len(sets)).mean(axis=1)
     return out
 
-def _pair_expectations(model, X, B, sets, coef):
+def _pair_expectations(f, K, X, B, sets, coef):
     "For every pair term T = (i, j): E f(x_i, X'_j), E f(X'_i, x_j) (n, K, P each) and E f(X'_i, X'_j) (K, P)."
     pairs = [a for a, s in enumerate(sets) if len(s) == 2]
     P = [sets[a] for a in pairs]; c = coef[pairs]
     colour = _two_colouring(X.shape[1], P)
     black = colour == 0
-    x_black = _cross_means(model, X, B, black, P) * c          # black feature from x, white from b
-    x_white = _cross_means(model, X, B, ~black, P) * c         # white feature from x, black from b
-    E0 = _cross_means(model, B, B, black, P).mean(axis=0) * c  # both from independent background rows
+    x_black = _cross_means(f, K, X, B, black, P) * c          # black feature from x, white from b
+    x_white = _cross_means(f, K, X, B, ~black, P) * c         # white feature from x, black from b
+    E0 = _cross_means(f, K, B, B, black, P).mean(axis=0) * c  # both from independent background rows
     i_black = np.array([black[i] for i, _ in P], dtype=bool)
     Ai = np.where(i_black, x_black, x_white)                   # first feature i present, j absent
     Aj = np.where(i_black, x_white, x_black)                   # second feature j present, i absent
     return pairs, Ai, Aj, E0
 
-def _resolve_background(model, background, X_background, n_background, random_state):
-    "The background rows (b, d): given, or drawn from `X_background`; a clear error naming `background` otherwise."
+def _resolve_background(model, background, X_background, n_background, random_state, caller):
+    "The background rows (b, d): given, or (deprecated) drawn from `X_background`; a clear error naming `background` otherwise."
+    if X_background is not None:
+        warn_deprecated(f"{caller}(..., X_background=, n_background=)",
+                        "background=xai_geometry.background_sample(X, n_samples=..., random_state=...)", stacklevel=4)
+        if background is None:
+            X_background = _check_rows(model, X_background, "X_background")
+            if isinstance(n_background, bool) or not (isinstance(n_background, (int, np.integer)) and n_background >= 1):
+                raise ValueError(f"n_background must be a positive integer, got {n_background!r}")
+            return _background_sample(X_background, n_samples=int(n_background), random_state=random_state)
     if background is None:
-        if X_background is None:
-            raise ValueError("background is required: pass background=rows (b, d), e.g. background_sample(X_train), "
-                             "or X_background=X_train to draw n_background rows from")
-        return background_sample(_check_rows(model, X_background, "X_background"), n_background, random_state)
+        raise ValueError("background is required: pass background= rows (b, d), e.g. "
+                         "xai_geometry.background_sample(X_train, n_samples=100)")
     return _check_rows(model, background, "background")
 
 def shapley_values(model: GeneralizedNaiveBayes,  # fitted, k = 3 (clusters of ≤ 2 features)
                    X,                             # (n, d) rows to explain (a DataFrame is matched by column name)
-                   *, background=None,            # (b, d) background rows (required, or X_background)
-                   X_background=None,             # rows to draw the background from (e.g. the training rows)
-                   n_background: int = 100, random_state=0,
-                   output: str = "centred",       # "joint": of L_k = log p(y_k, x); "centred": of L_k − mean_l L_l
+                   *, output: str = "log_odds",   # a name of OUTPUTS: "log_odds", "joint_log_likelihood", "centred_log_likelihood"
+                   complement: str = "pooled",    # log-odds of 3+ classes: "pooled" (dependence='gaussian') or "mixture" (eq. (7))
+                   background=None,               # (b, d) background rows (required; `xai_geometry.background_sample`)
+                   X_background=None, n_background: int = 100, random_state=0,   # deprecated: use background=
                   ) -> np.ndarray:                # (n, d, K)
-    """Interventional Shapley values of the GNB class scores under the product of the background's marginals, in closed form.
+    """Interventional Shapley values of a GNB output under the product of the background's marginals, in closed form.
 
     One-feature terms: f(x_s) − E f; two-feature terms: the two-player Shapley formula. Densities are
-    delegated to the fitted model (`densities_.log_density`). Efficiency: φ.sum(1) = F(x) − `expected_value`.
+    delegated to the fitted model (`densities_.log_density`). Efficiency: φ.sum(1) = F(x) − `base_values`.
     """
     _check_model(model)
-    _centre(np.zeros((1, 1)), output)  # the option first: a clear error naming `output`
+    output = _check_output(output, complement, "shapley_values")   # the options first: a clear error naming them
     X = _check_rows(model, X, "X")
-    B = _resolve_background(model, background, X_background, n_background, random_state)
+    B = _resolve_background(model, background, X_background, n_background, random_state, "shapley_values")
     sets, coef = _pair_terms(model)
+    f, _ = _output_terms(model, output, complement)
     n, d = X.shape; K = model.densities_.K
     phi = np.zeros((n, d, K))
-    fx = model.densities_.log_density(X, sets) * coef           # (n, K, S) terms at x
-    fB = model.densities_.log_density(B, sets) * coef           # (b, K, S) terms at the background rows
+    fx = f(X, sets) * coef                                      # (n, K, S) terms at x
+    fB = f(B, sets) * coef                                      # (b, K, S) terms at the background rows
     single = [a for a, s in enumerate(sets) if len(s) == 1]
     for a in single:
         phi[:, sets[a][0], :] += fx[:, :, a] - fB[:, :, a].mean(axis=0)
     if any(len(s) == 2 for s in sets):
-        pairs, Ai, Aj, E0 = _pair_expectations(model, X, B, sets, coef)
+        pairs, Ai, Aj, E0 = _pair_expectations(f, K, X, B, sets, coef)
         for t, a in enumerate(pairs):
             i, j = sets[a]
             phi[:, i, :] += 0.5 * (fx[:, :, a] - Aj[:, :, t]) + 0.5 * (Ai[:, :, t] - E0[:, t])
             phi[:, j, :] += 0.5 * (fx[:, :, a] - Ai[:, :, t]) + 0.5 * (Aj[:, :, t] - E0[:, t])
-    return _centre(phi, output)
+    return phi
 
-def expected_value(model: GeneralizedNaiveBayes,
-                   background,                  # (b, d) background rows
-                   output: str = "centred",
-                  ) -> np.ndarray:              # (K,)
-    "E F(X') under the product of the background's marginals: the base value of `shapley_values`."
+def base_values(model: GeneralizedNaiveBayes,
+                X=None,                      # rows: the base is the same for every row; given, it is repeated (n, K)
+                *, output: str = "log_odds", complement: str = "pooled",
+                background=None,             # (b, d) background rows (required)
+               ) -> np.ndarray:              # (K,), or (n, K) with X
+    "E F(X') under the product of the background's marginals, per class: the base of `shapley_values` (φ.sum(1) + base = F)."
     _check_model(model)
-    _centre(np.zeros((1, 1)), output)
-    B = _check_rows(model, background, "background")
+    output = _check_output(output, complement, "base_values")
+    B = _resolve_background(model, background, None, None, None, "base_values")
     sets, coef = _pair_terms(model)
-    base = np.log(model.class_prior_).astype(float)
-    fB = model.densities_.log_density(B, sets) * coef
+    f, base = _output_terms(model, output, complement)
+    base = base.astype(float)
+    fB = f(B, sets) * coef
     single = [a for a, s in enumerate(sets) if len(s) == 1]
     base = base + fB[:, :, single].mean(axis=0).sum(axis=1)
     pairs = [a for a, s in enumerate(sets) if len(s) == 2]
     if pairs:
         P = [sets[a] for a in pairs]
-        base = base + (_cross_means(model, B, B, _two_colouring(B.shape[1], P) == 0, P).mean(axis=0) * coef[pairs]).sum(axis=1)
-    return base - base.mean() if output == "centred" else _centre(base, output)
+        base = base + (_cross_means(f, model.densities_.K, B, B, _two_colouring(B.shape[1], P) == 0, P).mean(axis=0)
+                       * coef[pairs]).sum(axis=1)
+    return base if X is None else np.tile(base, (len(_check_rows(model, X, "X")), 1))
+
+def expected_value(model: GeneralizedNaiveBayes, background, output: str = "centred_log_likelihood") -> np.ndarray:
+    "Deprecated: `base_values(model, background=..., output=...)` (its former default output was the centred log-likelihood, kept here)."
+    warn_deprecated("xai_geometry.gnb.expected_value(model, background, output)", "base_values(model, background=..., output=...)")
+    return base_values(model, output=output, background=background)
 
 def explain(model: GeneralizedNaiveBayes,  # fitted, k = 3
-            X,                             # (n, d) rows to explain (a DataFrame is matched by column name)
-            *, background=None,            # (b, d) background rows (required, or X_background)
-            X_background=None,             # rows to draw the background from (e.g. the training rows)
-            n_background: int = 100, random_state=0,
+            X,                             # (n, d) rows to explain (a DataFrame is matched by column name, its index kept)
+            *, output: str = "log_odds",   # a name of OUTPUTS (the same as part A's)
+            complement: str = "pooled",    # log-odds of 3+ classes: "pooled" (dependence='gaussian') or "mixture" (eq. (7))
+            background=None,               # (b, d) background rows (required; `xai_geometry.background_sample(X_train)`)
+            X_background=None, n_background: int = 100, random_state=0,   # deprecated: use background=
            ) -> Explanation:
-    """The GNB's analytic Shapley values as an `xai_geometry.Explanation`: values (n, d, K), base values (n, K),
-    and values summed over features + base = the centred joint log-likelihood L_k − mean_l L_l."""
+    """The GNB's analytic Shapley values as an `xai_geometry.Explanation`: (n, d) of `classes_[1]` for two classes,
+    (n, d, K) otherwise; values summed over features + base = `explained_output(model, X, output=...)`."""
     _check_model(model)
+    output = _check_output(output, complement, "explain")
     Xa = _check_rows(model, X, "X")
-    B = _resolve_background(model, background, X_background, n_background, random_state)
-    phi = shapley_values(model, Xa, background=B, output="centred")
-    base = np.broadcast_to(expected_value(model, B, "centred"), (len(Xa), phi.shape[2]))
-    names = list(getattr(model, "feature_names_in_", [f"x{i}" for i in range(Xa.shape[1])]))
-    return Explanation(values=phi, base_values=base, data=pd.DataFrame(Xa, columns=names), feature_names=names,
-                       output_names=[str(c) for c in model.classes_],
-                       output="centred joint log-likelihood log p(x, y = k) − mean over the classes",
-                       method="analytic interventional Shapley values, product of the background's marginals",
-                       info={"n_background": len(B), "dependence": model.dependence})
+    B = _resolve_background(model, background, X_background, n_background, random_state, "explain")
+    phi = shapley_values(model, Xa, output=output, complement=complement, background=B)
+    base = base_values(model, output=output, complement=complement, background=B)
+    names = [str(c) for c in getattr(model, "feature_names_in_", [f"x{i}" for i in range(Xa.shape[1])])]
+    data = pd.DataFrame(Xa, columns=names, index=X.index if isinstance(X, pd.DataFrame) else None)
+    info = {"output": output, "n_background": len(B), "dependence": model.dependence}
+    if output == "log_odds" and len(model.classes_) > 2: info["complement"] = complement
+    return class_explanation(phi, base, model.classes_, output=output_text(output, model.classes_, complement), data=data,
+                             feature_names=names, method="analytic interventional Shapley values, product of the background's marginals",
+                             info=info)
 
 
 # %% ../../nbs/41_gnb_shapley.ipynb #96a0e853
+@keyword_only
 def embedding(model: GeneralizedNaiveBayes,
               X,                                # (n, d) rows
-              kind: str = "shap",               # "shap": centred Shapley values; "loglik": per-(term, class) log-densities
+              *, kind: str = "shap",            # "shap": Shapley values of `output`; "loglik": per-(term, class) log-densities
               background=None,                  # (b, d) background rows ("shap" only)
+              output: str = "log_odds",         # for "shap": a name of OUTPUTS (the geometry of part C's k-NN protocol: "centred_log_likelihood")
+              complement: str = "pooled",       # for "shap" and the log-odds of 3+ classes
              ) -> np.ndarray:                   # (n, d·K) for "shap" (coordinate (m, k) at m·K + k); (n, n_sets·K) for "loglik"
-    "The representation whose ℓ1 distance is the GNB's Shapley (log-odds) geometry, or its log-likelihood geometry."
+    "The representation whose ℓ1 distance is the GNB's Shapley geometry, or its log-likelihood geometry."
     _check_model(model)
     if kind == "shap":
         if background is None: raise ValueError("kind='shap' needs a background (b, d)")
-        phi = shapley_values(model, X, background=background, output="centred")
+        phi = shapley_values(model, X, background=background, output=output, complement=complement)
         return phi.reshape(len(phi), -1)
     if kind == "loglik":
         Xa = _check_rows(model, X, "X")
@@ -216,6 +309,7 @@ def embedding(model: GeneralizedNaiveBayes,
         L = model.densities_.log_density(Xa, sets) * coef[:, 0]          # (n, K, S)
         return L.transpose(0, 2, 1).reshape(len(Xa), -1)
     raise ValueError(f"kind must be 'shap' or 'loglik', got {kind!r}")
+
 
 # %% ../../nbs/41_gnb_shapley.ipynb #d5a0c129
 # rows in a dask DataFrame or array: the same explanation, lazily, partition by partition (nbs/43_cluster.ipynb)

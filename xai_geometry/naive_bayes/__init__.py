@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['discretization_cost', 'grouping_cost', 'MODLDiscretizer', 'MODLGrouper', 'MODLEncoder', 'WeightedNaiveBayes',
-           'explain', 'shapley_values', 'exact_shapley_values', 'embedding', 'pairwise_distances',
+           'explain', 'shapley_values', 'exact_shapley_values', 'base_values', 'embedding', 'pairwise_distances',
            'SupervisedKNeighborsClassifier', 'local_agreement', 'local_delta', 'local_margin', 'NaiveBayesView']
 
 # %% ../../nbs/A_naive_bayes.ipynb #c367d14e
@@ -12,11 +12,11 @@ from .classifier import WeightedNaiveBayes
 from .geometry import embedding, pairwise_distances
 from .modl import MODLDiscretizer, MODLEncoder, MODLGrouper, discretization_cost, grouping_cost
 from .neighbors import SupervisedKNeighborsClassifier, local_agreement, local_delta, local_margin
-from .shapley import exact_shapley_values, explain, shapley_values
+from .shapley import base_values, exact_shapley_values, explain, shapley_values
 from .sklearn_models import NaiveBayesView
 
 _all_ = ["discretization_cost", "grouping_cost", "MODLDiscretizer", "MODLGrouper", "MODLEncoder",
-         "WeightedNaiveBayes", "explain", "shapley_values", "exact_shapley_values", "embedding",
+         "WeightedNaiveBayes", "explain", "shapley_values", "exact_shapley_values", "base_values", "embedding",
          "pairwise_distances", "SupervisedKNeighborsClassifier", "local_agreement", "local_delta",
          "local_margin", "NaiveBayesView"]
 _EXPORTS = {name: globals()[name].__module__.rsplit(".", 1)[1] for name in _all_}  # name -> its module (read by the package tests)

@@ -108,10 +108,8 @@ class _KhiopsRecoder:
 # %% ../../nbs/11_naive_bayes.ipynb #ab01e112
 from numbers import Integral, Real
 
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-
 from ..base import JointLogLikelihoodClassifier
-from ..validation import check_features, check_target
+from ..validation import check_features, check_target, HasMethods, Interval, StrOptions, validate_params
 
 
 # %% ../../nbs/11_naive_bayes.ipynb #27f2597a
@@ -123,9 +121,7 @@ def _as_frame(est, X, *, reset: bool) -> pd.DataFrame:
         if names is not None:
             warnings.warn(f"X does not have valid feature names, but {type(est).__name__} was fitted with feature names")
         X = pd.DataFrame(A, columns=list(names) if names is not None else range(A.shape[1])).infer_objects()
-    elif not reset and getattr(est, "feature_names_in_", None) is None and all(isinstance(c, str) for c in X.columns):
-        warnings.warn(f"X has feature names, but {type(est).__name__} was fitted without feature names")
-    X = check_features(est, X, reset=reset, numeric=False, allow_nan=True)
+    X = check_features(est, X, reset=reset, numeric=False, allow_nan=True)   # warns for names given to an array-fitted model
     if getattr(est, "feature_names_in_", None) is None:
         X = X.set_axis([f"x{i}" for i in range(X.shape[1])], axis=1)
     return X
@@ -210,7 +206,7 @@ class WeightedNaiveBayes(JointLogLikelihoodClassifier):
         names = [f"x{m}" for m in range(M)] if feature_names is None else list(feature_names)
         if len(names) != M: raise ValueError(f"feature_names has {len(names)} names for {M} count tables")
         self = cls(weights=w, **params)
-        self._validate_params()
+        validate_params(self)
         self.classes_ = np.arange(J) if classes is None else np.asarray(classes)
         self.encoder_ = _PartIndexEncoder([c.shape[0] for c in counts], names)
         self.n_features_in_ = M
@@ -255,7 +251,7 @@ class WeightedNaiveBayes(JointLogLikelihoodClassifier):
     # ---- fitting ------------------------------------------------------------------------
     def fit(self, X, y):
         "Recode X with MODL, count, and learn the weights."
-        self._validate_params()
+        validate_params(self)
         X = _as_frame(self, X, reset=True)
         y = _check_target(y, len(X))
         self._check_fixed_weights()

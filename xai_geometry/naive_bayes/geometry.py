@@ -8,12 +8,11 @@ from __future__ import annotations
 import numpy as np
 from scipy.spatial.distance import cdist
 from scipy.special import logsumexp
-from sklearn.utils._param_validation import StrOptions
 
 from .classifier import WeightedNaiveBayes, gather_tables
 from .shapley import log_odds_tables, shapley_tables
 from .sklearn_models import COMPLEMENTS, check_naive_bayes
-from ..validation import check_params
+from ..validation import StrOptions, check_params, keyword_only
 
 
 # %% auto #0
@@ -97,13 +96,14 @@ def constant_coordinates(model, kind: str = "shap", complement: str = "pooled") 
     return np.zeros(view.n_features * view.n_classes + (kind == "global"), bool)
 
 
+@keyword_only
 def embedding(model,  # a fitted WeightedNaiveBayes or scikit-learn naive Bayes
               X,  # rows (DataFrame or array; part indices for a count-table model)
-              kind: str = "shap",  # "nb", "snb", "global", "odds" or "shap"
+              *, kind: str = "shap",  # "nb", "snb", "global", "odds" or "shap"
               complement: str = "pooled",  # for "odds"/"shap": "pooled" (Khiops 11) or "mixture" (eq. (7))
-              *, background=None,  # for "shap": None (training marginals) or rows (B, M)
+              background=None,  # for "shap": None (training marginals) or rows (B, M)
              ) -> np.ndarray:  # (n, M*J), (n, M*J + 1) for "global"; coordinate (m, j) at m*J + j
-    "The representation whose ℓ1 distance is d_kind."
+    "The representation whose ℓ1 distance is d_kind (options keyword-only; by position they still work, with a FutureWarning)."
     return embedding_from_codes(model, encode(model, X), kind, complement, background=background)
 
 
@@ -112,15 +112,16 @@ def distance_tables(model: WeightedNaiveBayes, kind: str = "shap", complement: s
     return [cdist(t, t, "cityblock") for t in block_tables(model, kind, complement)]
 
 
+@keyword_only
 def pairwise_distances(model, X, Y=None,
-                       kind: str = "shap", complement: str = "pooled", *, background=None,
+                       *, kind: str = "shap", complement: str = "pooled", background=None,
                       ) -> np.ndarray:  # (n_X, n_Y)
     """d_kind between every row of X and every row of Y (default X): per-variable table look-ups for a
     weighted naive Bayes, scipy's `cdist(..., "cityblock")` on the embeddings for a scikit-learn model."""
     view = check_naive_bayes(model); _check_kind(kind, complement, "pairwise_distances")
     if view is not None:
-        EX = embedding(model, X, kind, complement, background=background)
-        return cdist(EX, EX if Y is None else embedding(model, Y, kind, complement, background=background), "cityblock")
+        EX = embedding(model, X, kind=kind, complement=complement, background=background)
+        return cdist(EX, EX if Y is None else embedding(model, Y, kind=kind, complement=complement, background=background), "cityblock")
     PX = model.part_indices(X); PY = PX if Y is None else model.part_indices(Y)
     D = np.zeros((len(PX), len(PY)))
     for m, T in enumerate(distance_tables(model, kind, complement)):

@@ -13,7 +13,6 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.exceptions import NotFittedError
 from sklearn.neighbors import NearestNeighbors
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils import get_tags
 from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
@@ -22,7 +21,7 @@ from .classifier import WeightedNaiveBayes
 from .geometry import (KINDS, constant_coordinates, embedding_from_codes, encode,
                                                log_proba_from_codes)
 from .sklearn_models import SKLEARN_NAIVE_BAYES
-from ..validation import check_features, check_target
+from ..validation import check_features, check_target, HasMethods, Interval, StrOptions, validate_params
 
 
 # %% auto #0
@@ -105,7 +104,7 @@ class SupervisedKNeighborsClassifier(ClassifierMixin, BaseEstimator):
 
     def fit(self, X, y):
         "Fit the model on (X, y), embed and index the distinct encoded training rows."
-        self._validate_params()
+        validate_params(self)
         if self.prefit:
             if self.model is None: raise ValueError("prefit=True needs a fitted `model`")
             try: check_is_fitted(self.model)

@@ -6,16 +6,16 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
 from sklearn.exceptions import NotFittedError
-from sklearn.utils._param_validation import StrOptions
 
-from ..explanation import Explanation
+from ..explanation import Explanation, check_output, class_explanation, output_text
 from .classifier import WeightedNaiveBayes, gather_tables
 from .sklearn_models import COMPLEMENTS, OUTPUTS, check_naive_bayes
-from ..validation import check_features, check_params
+from ..validation import PER_FEATURE_STEPS, StrOptions, check_features, check_params, pipeline_parts
 
 
 # %% auto #0
@@ -42,9 +42,11 @@ def coalition_shapley(value,  # value(mask: (M,) bool) -> (n, J) array, the game
     return phi
 
 # %% ../../nbs/12_shapley.ipynb #d4151528
-def _check_options(output: str = "log_odds", complement: str = "pooled", caller: str = "shapley_values"):
-    check_params(caller, {"output": [StrOptions(set(OUTPUTS))], "complement": [StrOptions(set(COMPLEMENTS))]},
-                 {"output": output, "complement": complement})
+def _check_options(output: str = "log_odds", complement: str = "pooled", caller: str = "shapley_values") -> str:
+    "The output's name (a former one mapped, with a FutureWarning) and the complement, checked; returns the output."
+    output = check_output(output, OUTPUTS, caller)
+    check_params(caller, {"complement": [StrOptions(set(COMPLEMENTS))]}, {"complement": complement})
+    return output
 
 
 def _background_parts(model, background):
@@ -82,11 +84,13 @@ def log_odds_tables(model: WeightedNaiveBayes, complement: str = "pooled") -> li
 
 
 def term_tables(model: WeightedNaiveBayes, output: str = "log_odds", complement: str = "pooled") -> list[np.ndarray]:
-    "M tables (I_m, J) of the additive terms of `output`: l_m^(j) (\"log_odds\") or w_m log p(i | C_j) (\"joint_log_likelihood\")."
-    _check_options(output, complement)
+    """M tables (I_m, J) of the additive terms of `output`: l_m^(j) ("log_odds"), w_m log p(i | C_j)
+    ("joint_log_likelihood") or the latter minus its mean over the classes ("centred_log_likelihood")."""
+    output = _check_options(output, complement)
     if output == "log_odds": return log_odds_tables(model, complement)
     check_naive_bayes(model)
-    return [w * t for w, t in zip(model.weights_, model.log_conditional_tables_)]
+    joint = [w * t for w, t in zip(model.weights_, model.log_conditional_tables_)]
+    return joint if output == "joint_log_likelihood" else [t - t.mean(axis=1, keepdims=True) for t in joint]
 
 
 def part_frequencies(model: WeightedNaiveBayes, background=None) -> list[np.ndarray]:
@@ -98,7 +102,7 @@ def part_frequencies(model: WeightedNaiveBayes, background=None) -> list[np.ndar
 
 
 def shapley_tables(model: WeightedNaiveBayes, complement: str = "pooled", *,
-                   output: str = "log_odds",  # "log_odds" or "joint_log_likelihood"
+                   output: str = "log_odds",  # "log_odds", "joint_log_likelihood" or "centred_log_likelihood"
                    background=None,  # None: the training marginals; or rows whose part frequencies replace them
                   ) -> list[np.ndarray]:
     "M tables (I_m, J) of phi_m^(j) = t_m^(j) - E_P[t_m^(j)]: the terms minus their mean under P (eq. (21))."
@@ -112,9 +116,11 @@ def prior_log_odds(model: WeightedNaiveBayes) -> np.ndarray:
 
 
 def _constant(model, view, output, complement) -> np.ndarray:
-    "(J,) the part of the output that depends on no feature (prior log-odds, or the class log-prior)."
+    "(J,) the part of the output that depends on no feature (prior log-odds, or the class log-prior, centred or not)."
     if view is not None: return view.terms(output, complement)[1]
-    return prior_log_odds(model) if output == "log_odds" else model.class_log_prior_.astype(float)
+    if output == "log_odds": return prior_log_odds(model)
+    prior = model.class_log_prior_.astype(float)
+    return prior if output == "joint_log_likelihood" else prior - prior.mean()
 
 
 # %% ../../nbs/12_shapley.ipynb #b08e2bc1
@@ -132,16 +138,31 @@ def one_vs_rest_log_odds(model, X, *, complement: str = "pooled") -> np.ndarray:
     return _constant(model, view, "log_odds", complement) + log_odds_contributions(model, X, complement=complement).sum(axis=1)
 
 
-def base_values(model, *, output: str = "log_odds", complement: str = "pooled", background=None) -> np.ndarray:
-    "(J,) the Shapley base value E[output] under the background (default: the product of the training marginals)."
-    view = check_naive_bayes(model); _check_options(output, complement)
+def _n_rows(model, view, X) -> int:
+    return len(model.part_indices(X) if view is None else view.check(X))
+
+
+def base_values(model,  # a fitted naive Bayes (see `explain`), or a Pipeline of per-feature steps ending in one
+                X=None,  # rows: the base is the same for every row; given, it is repeated (n, J)
+                *, output: str = "log_odds",  # a name of OUTPUTS: "log_odds", "joint_log_likelihood", "centred_log_likelihood"
+                complement: str = "pooled",  # "pooled" (Khiops 11) or "mixture" (eq. (7)); log-odds of 3+ classes only
+                background=None,  # None: the training marginals the model stores; or rows (B, M)
+               ) -> np.ndarray:  # (J,), or (n, J) with X
+    """The Shapley base value E_b[output] of every class under the background (default: the product of the
+    training marginals), the base of `shapley_values`: values.sum(1) + base = the output (`explained_output`)."""
+    output = _check_options(output, complement, caller="base_values")
+    if _is_pipeline(model):
+        final, Xt, Bt = _through_pipeline(model, X, background)
+        return base_values(final, Xt, output=output, complement=complement, background=Bt)
+    view = check_naive_bayes(model)
     if view is None:
         e = _constant(model, None, output, complement).copy()
         for f, t in zip(part_frequencies(model, background), term_tables(model, output, complement)):
             e = e + f @ t
-        return e
-    terms, const = view.terms(output, complement)
-    return const + view.expected(terms, background).sum(axis=0)
+    else:
+        terms, const = view.terms(output, complement)
+        e = const + view.expected(terms, background).sum(axis=0)
+    return e if X is None else np.tile(e, (_n_rows(model, view, X), 1))
 
 
 def expected_log_odds(model, *, complement: str = "pooled", background=None) -> np.ndarray:
@@ -150,31 +171,43 @@ def expected_log_odds(model, *, complement: str = "pooled", background=None) -> 
 
 
 def explained_output(model, X, *, output: str = "log_odds", complement: str = "pooled") -> np.ndarray:
-    """(n, J) the quantity the Shapley values explain, computed from the model: the one-vs-rest log-odds r_j or
-    the joint log-likelihood log p(x, C_j) (`predict_joint_log_proba`). For a scikit-learn model the joint
-    log-likelihood and the binary log-odds come from its own `predict_joint_log_proba`."""
-    view = check_naive_bayes(model); _check_options(output, complement)
+    """(n, J) the quantity the Shapley values explain, computed from the model: the one-vs-rest log-odds r_j, the
+    joint log-likelihood log p(x, C_j) (`predict_joint_log_proba`) or the latter minus its mean over the classes.
+    For a scikit-learn model the joint log-likelihood and the binary log-odds come from its own `predict_joint_log_proba`."""
+    output = _check_options(output, complement, caller="explained_output")
+    if _is_pipeline(model):
+        final, Xt, _ = _through_pipeline(model, X, None)
+        return explained_output(final, Xt, output=output, complement=complement)
+    view = check_naive_bayes(model)
     if view is None:
-        return one_vs_rest_log_odds(model, X, complement=complement) if output == "log_odds" else model.predict_joint_log_proba(X)
-    A = view.check(X)
-    if output == "joint_log_likelihood": return view.joint_log_proba(A)
-    if view.n_classes == 2:
-        s = view.joint_log_proba(A); r = s[:, 1] - s[:, 0]
-        return np.stack([-r, r], axis=1)
-    terms, const = view.terms("log_odds", complement)
-    return const + view.evaluate(terms, A).sum(axis=1)
+        if output == "log_odds": return one_vs_rest_log_odds(model, X, complement=complement)
+        jll = model.predict_joint_log_proba(X)
+    else:
+        A = view.check(X)
+        if output == "log_odds" and view.n_classes != 2:
+            terms, const = view.terms("log_odds", complement)
+            return const + view.evaluate(terms, A).sum(axis=1)
+        jll = view.joint_log_proba(A)
+        if output == "log_odds":
+            r = jll[:, 1] - jll[:, 0]
+            return np.stack([-r, r], axis=1)
+    return jll if output == "joint_log_likelihood" else jll - jll.mean(axis=1, keepdims=True)
 
 
 def shapley_values(model,  # a fitted WeightedNaiveBayes (or from_counts / from_khiops), or a fitted scikit-learn naive Bayes
                    X,  # rows to explain (DataFrame or array; part indices for a count-table model)
-                   *, output: str = "log_odds",  # "log_odds" (one-vs-rest) or "joint_log_likelihood"
+                   *, output: str = "log_odds",  # "log_odds" (one-vs-rest), "joint_log_likelihood" or "centred_log_likelihood"
                    complement: str = "pooled",  # complement of a class for the log-odds: "pooled" (Khiops 11) or "mixture" (eq. (7))
                    background=None,  # None: the training marginals; or rows (B, M) whose marginals replace them
                   ) -> np.ndarray:  # (n, M, J)
     """Exact interventional Shapley values phi_m^(j)(x) = t_m^(j)(x_m) - E_b[t_m^(j)(b_m)] of every row, feature
     and class (eq. (21)): the fast layer under `explain`. The output is a sum of per-feature terms t, so this is
     its Shapley value for any background whose features are drawn independently (only their marginals matter)."""
-    view = check_naive_bayes(model); _check_options(output, complement)
+    output = _check_options(output, complement)
+    if _is_pipeline(model):
+        final, Xt, Bt = _through_pipeline(model, X, background)
+        return shapley_values(final, Xt, output=output, complement=complement, background=Bt)
+    view = check_naive_bayes(model)
     if view is None:
         return gather_tables(shapley_tables(model, complement, output=output, background=background),
                              model.part_indices(X), len(model.classes_))
@@ -193,7 +226,8 @@ def exact_shapley_values(model, X, *,
     (`explained_output`), a black box. Without `background` (weighted naive Bayes only), b follows the product
     of the training marginals and the expectation is taken variable by variable from the count tables.
     """
-    view = check_naive_bayes(model); _check_options(output, complement)
+    output = _check_options(output, complement, caller="exact_shapley_values")
+    view = check_naive_bayes(model)
     if view is None:
         P = model.part_indices(X); M = P.shape[1]; J = len(model.classes_)
         tabs = term_tables(model, output, complement); const = _constant(model, None, output, complement)
@@ -223,34 +257,83 @@ def exact_shapley_values(model, X, *,
     return coalition_shapley(value, M)
 
 
-def explain(model,  # a fitted WeightedNaiveBayes, or a fitted GaussianNB, CategoricalNB, BernoulliNB, MultinomialNB, ComplementNB
-            X,  # rows to explain
-            *, output: str = "log_odds",  # "log_odds" (one-vs-rest, per class) or "joint_log_likelihood" (per class)
+# %% ../../nbs/12_shapley.ipynb #abeec14d
+_WHY = ("a naive Bayes is a sum of per-feature terms, and stays one through steps that transform each feature "
+        "alone, so its Shapley values belong to the raw features")
+
+def _is_pipeline(model) -> bool:
+    from sklearn.pipeline import Pipeline
+    return isinstance(model, Pipeline)
+
+
+def _through_pipeline(model, X, background):
+    "The final naive Bayes of a pipeline of per-feature steps, and X and the background as it sees them (None stays None)."
+    steps, final = pipeline_parts(model, PER_FEATURE_STEPS, why=_WHY)
+    check_naive_bayes(final)
+    names = getattr(final, "feature_names_in_", None)
+    def through(R, name):
+        if R is None: return None
+        A = check_features(model, R, reset=False, numeric=False, allow_nan=True, name=name)   # matched by name
+        Z = A if hasattr(model, "feature_names_in_") else A.to_numpy()
+        for s in steps: Z = s.transform(Z)
+        if names is not None and not isinstance(Z, pd.DataFrame): Z = pd.DataFrame(np.asarray(Z), columns=list(names))
+        return Z
+    return final, through(X, "X"), through(background, "background")
+
+
+def _raw_rows(model, X, names) -> pd.DataFrame:
+    "The explained rows as given, in the model's column order (a DataFrame matched by name, its index kept)."
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")     # a warning about X's names has been given once already
+        A = check_features(model, X, reset=False, numeric=False, allow_nan=True)
+    A = A.set_axis(names, axis=1)
+    if isinstance(X, pd.DataFrame): A.index = X.index
+    return A
+
+
+def _check_precision(values, base, names, model):
+    "Refuse values float64 cannot add up (a sum known only to ±1e-3 or worse), naming the feature and the cause."
+    mag = np.abs(values).sum(axis=1) + np.abs(base)
+    bound = mag * (values.shape[1] + 1) * np.finfo(float).eps
+    bad = bound > 1e-3 * np.maximum(1.0, np.abs(values.sum(axis=1) + base))
+    if not bad.any(): return
+    m = int(np.argmax(np.abs(values).max(axis=(0, 2))))
+    cause = (f" (its variance within a class is {float(np.min(model.var_[:, m])):.2g}: var_smoothing={model.var_smoothing!r} "
+             "barely smooths a feature that is constant in a class; raise var_smoothing)"
+             if type(model).__name__ == "GaussianNB" else "")
+    raise ValueError(f"the Shapley values reach {np.abs(values).max():.3g} (feature {names[m]!r}{cause}) while the output "
+                     f"they add up to is {float(np.abs(values.sum(axis=1) + base)[bad].max()):.3g}: float64 cannot add "
+                     "them up, so no explanation of this model holds in this arithmetic")
+
+
+def explain(model,  # a fitted WeightedNaiveBayes, GaussianNB, CategoricalNB, BernoulliNB, MultinomialNB or ComplementNB, or a Pipeline of per-feature steps ending in one
+            X,  # rows to explain (DataFrame or array)
+            *, output: str = "log_odds",  # a name of OUTPUTS: "log_odds" (of each class against the rest), "joint_log_likelihood", "centred_log_likelihood"
             complement: str = "pooled",  # "pooled" (Khiops 11) or "mixture" (eq. (7)); log-odds of 3+ classes only
-            background=None,  # None: the training marginals the model stores; or rows (B, M)
+            background=None,  # None: the training marginals the model stores; or rows (B, M) (see `xai_geometry.background_sample`)
            ) -> Explanation:
-    """Exact interventional Shapley values of a naive Bayes as an `Explanation` (values (n, M, J), base (n, J)),
-    with Σ_m values + base = `explained_output(model, X)`, the one-vs-rest log-odds or the joint log-likelihood."""
-    _check_options(output, complement, caller="explain")
-    values = shapley_values(model, X, output=output, complement=complement, background=background)
-    view = check_naive_bayes(model)
-    base = base_values(model, output=output, complement=complement, background=background)
-    if view is None:
-        names = list(getattr(model, "feature_names_in_", [f"x{i}" for i in range(model.n_features_in_)]))
-        data = X[names] if isinstance(X, pd.DataFrame) and hasattr(model, "feature_names_in_") else \
-            pd.DataFrame(np.asarray(X) if not isinstance(X, pd.DataFrame) else X.to_numpy(), columns=names)
-        background_info = "product of the training marginals (the count tables)"
-    else:
-        names = view.feature_names
-        data = pd.DataFrame(view.check(X), columns=names)
-        background_info = "the training marginals stored by the model (closed form)"
+    """Exact interventional Shapley values of a naive Bayes as an `Explanation`: (n, M) of `classes_[1]` for a
+    binary model, (n, M, K) otherwise, with Σ_m values + base = `explained_output(model, X, output=...)`.
+    A `Pipeline` whose steps before the model transform each feature alone (`validation.PER_FEATURE_STEPS`)
+    is explained on the raw features: the model's values at the transformed rows, the background transformed alike."""
+    output = _check_options(output, complement, caller="explain")
+    final, Xt, Bt = _through_pipeline(model, X, background) if _is_pipeline(model) else (model, X, background)
+    values = shapley_values(final, Xt, output=output, complement=complement, background=Bt)
+    view = check_naive_bayes(final)
+    base = base_values(final, output=output, complement=complement, background=Bt)
+    names = list(getattr(model, "feature_names_in_", getattr(final, "feature_names_in_",
+                                                             [f"x{i}" for i in range(values.shape[1])])))
+    names = [str(c) for c in names]
+    _check_precision(values, base, names, final)
+    data = _raw_rows(model, X, names)
+    if view is None: background_info = "product of the training marginals (the count tables)"
+    else: background_info = "the training marginals stored by the model (closed form)"
     if background is not None: background_info = f"{len(background)} background rows (their marginals)"
-    what = "one-vs-rest log-odds" if output == "log_odds" else "joint log-likelihood log p(x, y = k)"
-    if output == "log_odds" and len(model.classes_) > 2: what += f" ({complement} complement)"
-    return Explanation(values=values, base_values=np.broadcast_to(base, (len(values), len(base))), data=data,
-                       feature_names=names, output_names=[str(c) for c in model.classes_], output=what,
-                       method="analytic interventional Shapley values",
-                       info={"model": type(model).__name__, "background": background_info, "complement": complement})
+    info = {"model": type(final).__name__, "output": output, "background": background_info}
+    if output == "log_odds" and len(final.classes_) > 2: info["complement"] = complement
+    if final is not model: info["pipeline"] = [type(s).__name__ for _, s in model.steps[:-1]]
+    return class_explanation(values, base, final.classes_, output=output_text(output, final.classes_, complement), data=data, feature_names=names,
+                             method="analytic interventional Shapley values", info=info)
 
 
 # %% ../../nbs/12_shapley.ipynb #d5a0c127

@@ -22,7 +22,7 @@ __all__ = ['SKLEARN_NAIVE_BAYES', 'OUTPUTS', 'COMPLEMENTS', 'NaiveBayesView', 'c
 
 # %% ../../nbs/15_sklearn_naive_bayes.ipynb #94d58965
 SKLEARN_NAIVE_BAYES = (GaussianNB, CategoricalNB, BernoulliNB, MultinomialNB, ComplementNB)
-OUTPUTS = ("log_odds", "joint_log_likelihood")
+OUTPUTS = ("log_odds", "joint_log_likelihood", "centred_log_likelihood")   # the names of xai_geometry.explanation.OUTPUTS a naive Bayes offers
 COMPLEMENTS = ("pooled", "mixture")
 _CHUNK = 2_000_000  # terms evaluated per block of rows (n_rows * M * K * mixture components)
 
@@ -80,6 +80,16 @@ class _Difference:
         return None if a is None or b is None else a - b
 
 
+class _Centred:
+    "t minus its mean over the classes (the terms of the centred log-likelihood L_k − mean_l L_l)."
+    def __init__(self, p): self.p = p
+    def __call__(self, A):
+        t = self.p(A); return t - t.mean(axis=2, keepdims=True)
+    def expect(self, view):
+        e = self.p.expect(view)
+        return None if e is None else e - e.mean(axis=1, keepdims=True)
+
+
 class _Swap:
     "The other class's term (the complement of a class when there are two)."
     def __init__(self, p): self.p = p
@@ -108,7 +118,8 @@ class NaiveBayesView:
     `constant[k] + sum_m t[m, k](x_m)`, and the training marginals of every feature as the model stores them.
 
     `terms(output, complement)` returns the per-feature terms of an output: "joint_log_likelihood"
-    (the class terms t) or "log_odds" (one-vs-rest: t minus the complement's term, eq. (6)).
+    (the class terms t), "centred_log_likelihood" (t minus its mean over the classes) or "log_odds"
+    (one-vs-rest: t minus the complement's term, eq. (6)).
     Attributes: `model`, `classes_`, `n_classes`, `n_features`, `feature_names` and the training
     summaries `moments` (GaussianNB: class weights, means and variances), `mean` (Bernoulli,
     multinomial, complement: the mean of each feature) or `frequencies` (categorical: each feature's
@@ -144,6 +155,13 @@ class NaiveBayesView:
             self.log_prior = model.class_log_prior_
             flp = model.feature_log_prob_
             if isinstance(model, BernoulliNB):
+                over = flp > 0                                     # p > 1: the rows were not 0/1
+                if over.any():
+                    k, m = np.argwhere(over)[0]
+                    raise ValueError(f"model: this BernoulliNB(binarize={model.binarize!r}) was fitted on values other than 0 and 1 "
+                                     f"(counts?): its probability of feature {self.feature_names[m]!r} in class {np.asarray(model.classes_)[k].tolist()!r} "
+                                     f"is {np.exp(flp[k, m]):.3g} > 1, so it is no Bernoulli model and has no terms to explain; "
+                                     "fit it with binarize= a threshold (e.g. 0.0), or use MultinomialNB for counts")
                 neg = np.log(1 - np.exp(flp))                      # as scikit-learn computes it
                 self.class_terms = _Affine((flp - neg).T, neg.T)
             else:
@@ -233,6 +251,7 @@ class NaiveBayesView:
     def terms(self, output: str = "log_odds", complement: str = "pooled"):
         "The per-feature terms of `output` (a callable A -> (n, M, K) with `.expect(view)`) and its constant (K,)."
         if output == "joint_log_likelihood": return self.class_terms, self.constant
+        if output == "centred_log_likelihood": return _Centred(self.class_terms), self.constant - self.constant.mean()
         K = self.n_classes
         if K == 1: return _Zero(self.n_features), np.zeros(1)
         if K == 2:   # the complement of a class is the other class: r_k is the model's own posterior logit

@@ -14,11 +14,11 @@ from .knn import NeuralizedKNN
 from .kernel_regression import NeuralizedKernelRegression
 from .multiclass import NeuralizedMulticlassSVM
 from .l1_knn import NeuralizedL1KNN
-from .models import NeuralizedPipeline, explain, neuralize
+from .models import NeuralizedPipeline, base_values, explain, neuralize
 from .flipping import ConditionalKDEInpainter, aufc, flipping_curve
 
 _EXPORTS = {
-    "explain": "models", "neuralize": "models", "NeuralizedPipeline": "models",
+    "explain": "models", "base_values": "models", "neuralize": "models", "NeuralizedPipeline": "models",
     "NeuralizedSVM": "svm", "SoftPoolNetwork": "svm", "NeuralizedKNN": "knn",
     "NeuralizedKernelRegression": "kernel_regression", "NeuralizedMulticlassSVM": "multiclass",
     "NeuralizedL1KNN": "l1_knn", "PoolingWeights": "lrp", "LRPTerms": "lrp",

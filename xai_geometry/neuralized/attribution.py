@@ -18,6 +18,7 @@ from sklearn.base import is_classifier, is_regressor
 from sklearn.utils.validation import check_is_fitted
 
 from .svm import check_points, rbf_gamma
+from ..validation import keyword_only
 
 
 # %% auto #0
@@ -170,7 +171,7 @@ def _no_gradient(em: ExplainedModel) -> TypeError:
             f"{type(em.model).__name__}: a k-NN output is piecewise constant, its gradient is zero almost "
             "everywhere and undefined on cell boundaries, so gradient-based methods (gradient x input, "
             "sensitivity, integrated gradients) do not apply; use occlusion, Shapley sampling, KernelSHAP, "
-            "LIME or NeuralizedKNN.explain")
+            "LIME or NeuralizedKNN.relevance")
     return TypeError(
         f"{type(em.model).__name__}: no analytic gradient (available for Gaussian- or linear-kernel "
         "SVC/NuSVC/SVR/NuSVR/KernelRidge and linear models); use a model-agnostic method")
@@ -191,13 +192,15 @@ def _gradient_model(model, X):
     return em, _rows(em, X)
 
 
-def gradient_x_input(model, X, background=None, *, random_state=None) -> np.ndarray:
+@keyword_only
+def gradient_x_input(model, X, *, background=None, random_state=None) -> np.ndarray:
     "Gradient x input R = x * grad f(x), (n, d). `background` and `random_state` are unused."
     em, X = _gradient_model(model, X)
     return X * em.gradient(X)
 
 
-def sensitivity(model, X, background=None, *, random_state=None, signed: bool = False) -> np.ndarray:
+@keyword_only
+def sensitivity(model, X, *, background=None, random_state=None, signed: bool = False) -> np.ndarray:
     "Sensitivity (grad f(x))^2, (n, d) (Table 2's (df)^2); `signed=True` gives sign(df) * (df)^2."
     em, X = _gradient_model(model, X)
     G = em.gradient(X)
@@ -221,7 +224,8 @@ def _path_weights(n_steps: int, rule: str):
     raise ValueError(f"rule must be 'right', 'left', 'midpoint' or 'trapezoid', got {rule!r}")
 
 
-def integrated_gradients(model, X, background=None, *, random_state=None, baseline=None,
+@keyword_only
+def integrated_gradients(model, X, *, background=None, random_state=None, baseline=None,
                          n_steps: int = 10, rule: str = "right") -> np.ndarray:
     """Integrated gradients (x - x') * sum_k w_k grad f(x' + alpha_k (x - x')), (n, d).
 
@@ -264,7 +268,8 @@ def _chunk_rows(per_row: int) -> int:
     return max(1, _CHUNK // max(1, per_row))
 
 
-def occlusion(model, X, background=None, *, random_state=None) -> np.ndarray:
+@keyword_only
+def occlusion(model, X, *, background=None, random_state=None) -> np.ndarray:
     "Occlusion R_j = f(x) - f(x with x_j set to the training mean), (n, d)."
     em = explained_model(model)
     X = _rows(em, X)
@@ -291,7 +296,8 @@ def _permutations(d: int, n_permutations, rng) -> np.ndarray:
     return np.argsort(rng.random((n_permutations, d)), axis=1)
 
 
-def shapley_sampling(model, X, background=None, *, random_state=0, n_permutations=10) -> np.ndarray:
+@keyword_only
+def shapley_sampling(model, X, *, background=None, random_state=0, n_permutations=10) -> np.ndarray:
     """Shapley value sampling (Castro et al. 2009), (n, d).
 
     v(S) = f(x_S, xbar_rest) with xbar the training mean; marginal contributions averaged over
@@ -338,7 +344,8 @@ def _kernel_shap_coalitions(d: int, n_samples: int, rng):
     return np.concatenate([Z, ~Z]), np.ones(2 * half)
 
 
-def kernel_shap(model, X, background=None, *, random_state=0, n_samples: int | None = None,
+@keyword_only
+def kernel_shap(model, X, *, background=None, random_state=0, n_samples: int | None = None,
                 reference: str = "mean") -> np.ndarray:
     """KernelSHAP (Lundberg & Lee 2017), (n, d).
 
@@ -418,7 +425,8 @@ def _truncated_standard_normal(lo, hi, rng):
     return np.where(flip, -z, z)
 
 
-def lime(model, X, background=None, *, random_state=0, n_samples: int = 5000,
+@keyword_only
+def lime(model, X, *, background=None, random_state=0, n_samples: int = 5000,
          kernel_width: float | None = None, alpha: float = 1.0) -> np.ndarray:
     """LIME for tabular data with lime's default settings (quartile bins), all features kept, (n, d).
 
@@ -493,5 +501,5 @@ def explain(model,                     # fitted binary classifier or regressor (
     if method is None: raise TypeError(f"explain needs method=..., one of {sorted(BASELINES)}")
     if method not in BASELINES:
         raise ValueError(f"method must be one of {sorted(BASELINES)}, got {method!r}")
-    return BASELINES[method](model, X, background, random_state=random_state, **options)
+    return BASELINES[method](model, X, background=background, random_state=random_state, **options)
 

@@ -11,11 +11,10 @@ import numpy as np
 from scipy.special import logsumexp
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_array
-from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..explanation import Explanation
-from ..validation import check_features, check_params
+from ..validation import StrOptions, check_features, check_params, keyword_only, warn_deprecated
 from .lrp import Int, Float
 from .svm import check_points
 from .attribution import ExplainedModel, explained_model
@@ -191,22 +190,27 @@ def _as_output(model, X):
     return em.output, check_points(em.model, X)
 
 
+@keyword_only
 def flipping_curve(model,  # fitted binary classifier (see attribution.explained_model), an object with decision_function, or a callable f: (m, d) -> (m,)
                    X,  # (n, d) explained points
                    relevance,  # (n, d) relevances, positive = evidence for classes_[1], or a 2-d Explanation
-                   X_train=None,  # (m, d) training set for the KDE in-painter (or pass `inpainter`)
                    *,
+                   background=None,  # (m, d) training rows the KDE in-painter is fitted to (or pass `inpainter`)
                    inpainter: ConditionalKDEInpainter | None = None,  # a fitted in-painter
                    n_draws: int = 50,  # in-painting draws per step
                    step: int | None = None,  # removals between recorded points (default `flipping_step(d)`)
                    output: str = "label",  # "label": s * predicted class (+-1); "decision": s * f
                    random_state=0,
+                   X_train=None,  # deprecated: background=
                    ) -> tuple[np.ndarray, np.ndarray]:
     """Feature-flipping curves with conditional KDE in-painting (Bley et al. §6.1, the protocol of the authors' code).
 
     Returns `n_removed` (k,) = 0, step, 2 step, ..., d and `curves` (n, k): the mean over
     `n_draws` in-painted inputs of sign(f(x)) * prediction after removing the first r features
     of the order of decreasing sign(f(x)) * relevance."""
+    if X_train is not None:
+        warn_deprecated("flipping_curve(..., X_train=)", "flipping_curve(..., background=) (the rows the in-painter is fitted to)")
+        if background is None: background = X_train
     f, X = _as_output(model, X)
     n, d = X.shape
     if isinstance(relevance, Explanation):
@@ -220,9 +224,9 @@ def flipping_curve(model,  # fitted binary classifier (see attribution.explained
                                     "step": [Int(1, None, closed="left"), None]}, {"output": output, "n_draws": n_draws, "step": step})
     step = flipping_step(d) if step is None else step
     if inpainter is None:
-        if X_train is None:
-            raise ValueError("pass X_train (the training set) or a fitted inpainter")
-        inpainter = ConditionalKDEInpainter().fit(X_train)
+        if background is None:
+            raise ValueError("pass background= (the training rows the in-painter is fitted to) or a fitted inpainter")
+        inpainter = ConditionalKDEInpainter().fit(background)
     else:
         inpainter._check_fitted()
     if inpainter.n_features_in_ != d:

@@ -9,9 +9,8 @@ import warnings
 
 import numpy as np
 from scipy.linalg import solve
-from sklearn.utils._param_validation import StrOptions
 
-from ..validation import check_params
+from ..validation import check_params, StrOptions
 from .lrp import NETWORK_OPTIONS, Float
 from .svm import (SoftPoolNetwork, check_rbf_model, check_points, check_finite_result, dense,
                                          feature_names_from)
@@ -25,7 +24,7 @@ class NeuralizedKernelRegression(SoftPoolNetwork):
     """A fitted Gaussian `KernelRidge` or `SVR` (or `NuSVR`) as a two-pool network whose decision boundary is
     a contour level c of the regression function (§5, eq. 8).
 
-    `decision_function(X)` = g, positive iff the network says f(x) > c; `explain(X, *, eta, beta)` the relevance
+    `decision_function(X)` = g, positive iff the network says f(x) > c; `relevance(X, *, eta, beta)` the relevance
     (n, d), positive = evidence for f(x) > c. `method="bias"`: θ′ = θ − c, boundary exactly {f = c};
     `method="recentre"` (KernelRidge only): α′ = α − c·Δα, Δα = (K + λI)⁻¹1 (the model refitted on y − c;
     assumes it was fitted without sample weights). The fitted model is never modified."""

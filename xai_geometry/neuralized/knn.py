@@ -10,7 +10,7 @@ import pandas as pd
 import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
-from ..validation import check_params
+from ..validation import check_params, warn_deprecated
 from .lrp import (TwoPools, PoolingWeights, LRPTerms, NETWORK_OPTIONS, Int, Float, relevance,
                                          root_value, blas_threads, heuristic_kappa_knn, heuristic_eta_knn)
 from .svm import check_points, check_finite_result, dense, feature_names_from
@@ -23,7 +23,7 @@ __all__ = ['NeuralizedKNN']
 class NeuralizedKNN:
     """A fitted binary k-NN classifier (euclidean, odd k, uniform weights) as the rank-pooling network of §3.2.
 
-    `decision_function(X)` = g = d_q⁻² − d_q⁺² (n,); `explain(X, *, eta, kappa)` the LRP relevance (n, d),
+    `decision_function(X)` = g = d_q⁻² − d_q⁺² (n,); `relevance(X, *, eta, kappa)` the LRP relevance (n, d),
     positive = evidence for `classes_[1]`; `explain_terms` the same with its conservation law. Neighbour ranks
     are computed here by one matrix product per block and `np.argpartition`; the fitted model is only read
     (and asked for its own vote on exact ties, g = 0)."""
@@ -144,12 +144,17 @@ class NeuralizedKNN:
         S = S.toarray(); mp = self.n_pool_[0]; zero = np.zeros(len(X))
         return PoolingWeights(S[:, :mp], -S[:, mp:], zero, zero.copy())
 
-    def explain(self, X,
+    def relevance(self, X,
                 *, eta: float | None = None,  # reference position η ∈ [0, 1] (default: Table 1, 0.8)
                 kappa: int | None = None,     # band half-width κ ∈ 0..q−1 (default: Table 1, (k − 1)/2)
                ) -> np.ndarray:
         "Relevance E_η (n, d) of eq. (6) with the band pooling of eq. (4); positive = evidence for classes_[1]."
         return self._explain(X, eta, kappa, terms=False)
+
+    def explain(self, X, **options) -> np.ndarray:
+        "Deprecated: `relevance(X, ...)`, the same array (the name `explain` is the record-returning `neuralized.explain`)."
+        warn_deprecated(f"{type(self).__name__}.explain(X)", f"{type(self).__name__}.relevance(X)")
+        return self.relevance(X, **options)
 
     def explain_terms(self, X, *, eta: float | None = None, kappa: int | None = None) -> LRPTerms:
         "E_η with its conservation law: relevance.sum(1) + root + gap = g; root = gap = 0 for η = 1, κ = 0."

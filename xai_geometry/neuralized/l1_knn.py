@@ -9,7 +9,7 @@ import numpy as np
 from scipy.spatial.distance import cdist
 from sklearn.utils.validation import check_is_fitted
 
-from ..validation import check_params
+from ..validation import check_params, warn_deprecated
 from .lrp import PoolingWeights, LRPTerms, Int
 
 
@@ -23,7 +23,7 @@ class NeuralizedL1KNN:
     """Part A's fitted ℓ1 k-NN (`SupervisedKNeighborsClassifier`: binary, odd k, ties="index") as part B's
     rank-pooling network with ℓ1 detection units, over the distinct recoded training rows and their counts.
 
-    `decision_function(X)` = g = d_q⁻ − d_q⁺ (n,); `explain(X, *, kappa)` the relevance per input variable (n, M),
+    `decision_function(X)` = g = d_q⁻ − d_q⁺ (n,); `relevance(X, *, kappa)` the relevance per input variable (n, M),
     exact and conservative; `explain_coordinates` per embedding coordinate (n, D); `explain_terms` the relevance
     per variable with its conservation law. Positive = evidence for `classes_[1]`. X are raw rows, recoded and
     embedded by the wrapped model; distances are scipy's `cdist(..., "cityblock")`, one block of rows at a time."""
@@ -174,9 +174,14 @@ class NeuralizedL1KNN:
         np.add.at(out.T, self.groups_, R.T)
         return out
 
-    def explain(self, X, *, kappa: int = 0) -> np.ndarray:
+    def relevance(self, X, *, kappa: int = 0) -> np.ndarray:
         "Relevance per input variable (n, M) (+ 'log p_w(D)' for kind='global'): coordinates summed over each variable's block."
         return self._by_variable(self.explain_coordinates(X, kappa=kappa))
+
+    def explain(self, X, **options) -> np.ndarray:
+        "Deprecated: `relevance(X, ...)`, the same array (the name `explain` is the record-returning `neuralized.explain`)."
+        warn_deprecated(f"{type(self).__name__}.explain(X)", f"{type(self).__name__}.relevance(X)")
+        return self.relevance(X, **options)
 
     def explain_terms(self, X, *, kappa: int = 0) -> LRPTerms:
         "Relevance per variable with its conservation law: relevance.sum(1) + gap = g, root = 0 (ℓ1 units need no root point)."

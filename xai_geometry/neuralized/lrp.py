@@ -10,7 +10,8 @@ from typing import NamedTuple
 
 import numpy as np
 from scipy.special import logsumexp
-from sklearn.utils._param_validation import Interval
+
+from ..validation import Interval
 
 
 # %% auto #0
@@ -96,21 +97,14 @@ def blas_threads(n: int | None, # BLAS threads for the block; None leaves the BL
 
 # %% ../../nbs/20_lrp.ipynb #b6168fd3
 class Int(Interval):
-    "scikit-learn's `Interval` of integers without booleans: `Int(1, None)` is 'an int in the range [1, inf)'."
+    "An `Interval` of integers (booleans refused): `Int(1, None)` is 'an int in the range [1, inf)'; `Int(0, 0)` one value."
     def __init__(self, left, right, *, closed: str = "both"):
         super().__init__(Integral, left, right, closed=closed)
-    def _check_params(self):
-        if self.closed == "both" and self.left is not None and self.left == self.right: return   # one value, e.g. κ ∈ [0, 0]
-        super()._check_params()
-    def is_satisfied_by(self, val):
-        return not isinstance(val, (bool, np.bool_)) and super().is_satisfied_by(val)
 
 class Float(Interval):
-    "scikit-learn's `Interval` of real numbers without booleans (NaN is outside every interval)."
+    "An `Interval` of real numbers (booleans refused, NaN outside every interval)."
     def __init__(self, left, right, *, closed: str = "both"):
         super().__init__(Real, left, right, closed=closed)
-    def is_satisfied_by(self, val):
-        return not isinstance(val, (bool, np.bool_)) and super().is_satisfied_by(val)
 
 NETWORK_OPTIONS = {"chunk_size": [Int(1, None, closed="left"), None],    # rows per block; None: ~10⁶ entries
                    "blas_threads": [Int(1, None, closed="left"), None]}  # BLAS threads; None: the BLAS default

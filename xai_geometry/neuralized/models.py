@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
-from ..explanation import Explanation
-from ..validation import check_params
+from ..explanation import Explanation, check_output
+from ..validation import AFFINE_STEPS, check_params, warn_deprecated
 from .lrp import LRPTerms, NETWORK_OPTIONS, Float
 from .svm import SoftPoolNetwork, NeuralizedSVM, check_points, feature_names_from
 from .knn import NeuralizedKNN
@@ -19,7 +19,7 @@ from .multiclass import NeuralizedMulticlassSVM
 
 
 # %% auto #0
-__all__ = ['explain', 'neuralize', 'check_affine_step', 'NeuralizedPipeline']
+__all__ = ['explain', 'neuralize', 'check_affine_step', 'NeuralizedPipeline', 'base_values']
 
 # %% ../../nbs/24a_explain.ipynb #91708054
 _NETWORKS = (SoftPoolNetwork, NeuralizedKNN, NeuralizedMulticlassSVM)
@@ -61,8 +61,9 @@ def neuralize(model,                           # a fitted model (see the table a
 
 # %% ../../nbs/24a_explain.ipynb #4b23dac3
 def _affine_types() -> tuple:
-    from sklearn.preprocessing import MaxAbsScaler, MinMaxScaler, RobustScaler, StandardScaler
-    return (StandardScaler, MinMaxScaler, MaxAbsScaler, RobustScaler)
+    "The per-feature affine steps (`validation.AFFINE_STEPS`, the subset of part A's per-feature steps that LRP can carry back)."
+    import sklearn.preprocessing as pre
+    return tuple(getattr(pre, k) for k in AFFINE_STEPS)
 
 def check_affine_step(name: str, step) -> None:
     "Refuse a pipeline step that is not a per-feature affine bijection x_j ↦ a_j x_j + b_j (a_j ≠ 0), naming it."
@@ -82,7 +83,7 @@ class NeuralizedPipeline:
     """A fitted scikit-learn `Pipeline` of per-feature affine scalers followed by a model that part B neuralizes.
 
     Each scaler maps feature j alone, x_j ↦ a_j x_j + b_j with a_j ≠ 0, so the relevance of the network at the
-    scaled point t(x) belongs to raw feature j one to one, and the conservation law is unchanged: `explain(X)`
+    scaled point t(x) belongs to raw feature j one to one, and the conservation law is unchanged: `relevance(X)`
     = the final network's `explain(t(X))`, its sum plus the base value = the network's output at t(x).
     `network_` is the final network (`neuralize(model[-1])`); the scalers run through the pipeline's own
     `transform`, so the result equals the final network's on `model[:-1].transform(X)` exactly."""
@@ -133,9 +134,14 @@ class NeuralizedPipeline:
         "The final network's prediction at t(x)."
         return self.network_.predict(self.transform(X))
 
+    def relevance(self, X, **options) -> np.ndarray:
+        "Relevance of the raw features: the final network's `relevance(t(X), **options)` (n, d)."
+        return self.network_.relevance(self.transform(X), **options)
+
     def explain(self, X, **options) -> np.ndarray:
-        "Relevance of the raw features: the final network's `explain(t(X), **options)` (n, d)."
-        return self.network_.explain(self.transform(X), **options)
+        "Deprecated: `relevance(X, ...)`, the same array (the name `explain` is the record-returning `neuralized.explain`)."
+        warn_deprecated(f"{type(self).__name__}.explain(X)", f"{type(self).__name__}.relevance(X)")
+        return self.relevance(X, **options)
 
     def explain_terms(self, X, **options) -> LRPTerms:
         "The final network's `explain_terms` at t(X): relevance of the raw features with its conservation law."
@@ -159,30 +165,43 @@ def _describe(net, eta, beta, kappa):
         output, method = _describe(net.network_, eta, beta, kappa)
         return f"{output} at scaled t(x)", f"{method}, carried to the raw features"
     if isinstance(net, NeuralizedL1KNN):
-        return (f"ℓ1 k-NN output g(x) = d_q⁻ − d_q⁺ in d_{net.kind_} (> 0: {_label(net.classes_[1])})",
+        return (f"network_output g(x) = d_q⁻ − d_q⁺ of the ℓ1 k-NN in d_{net.kind_} (> 0: {_label(net.classes_[1])})",
                 f"exact ℓ1 relevance per variable, κ = {kappa}")
     if isinstance(net, NeuralizedKNN):
-        return (f"k-NN output g(x) = d_q⁻² − d_q⁺² (q = {net.q_}; > 0: {_label(net.classes_[1])})",
+        return (f"network_output g(x) = d_q⁻² − d_q⁺² of the k-NN (q = {net.q_}; > 0: {_label(net.classes_[1])})",
                 f"LRP (Bley et al.), η = {eta:.3g}, κ = {kappa}")
     rule = f"LRP (Bley et al.), η = {eta:.3g}, β = " + (f"γ = {beta:.3g}" if beta == net.gamma_ else f"{beta:.3g} (γ = {net.gamma_:.3g})")
     if isinstance(net, NeuralizedMulticlassSVM):
-        return "multi-class SVM output h_c(x) = ½(G_c − Σ_k q_k G_k) over the pairwise g_cl", rule
+        return "network_output h_c(x) = ½(G_c − Σ_k q_k G_k) of the multi-class SVM, over the pairwise g_cl", rule
     if isinstance(net, NeuralizedKernelRegression):
-        return f"regression network output g(x) at level c = {net.level:.3g} (> 0: f(x) > c)", rule
-    return f"SVM network output g(x) = γ⁻¹ log(A⁺/A⁻) (> 0: {_label(net.classes_[1])})", rule
+        return f"network_output g(x) of the regression at level c = {net.level:.3g} (> 0: f(x) > c)", rule
+    return f"network_output g(x) = γ⁻¹ log(A⁺/A⁻) of the SVM (> 0: {_label(net.classes_[1])})", rule
+
+def _check_vocabulary(output, background, caller):
+    "Part B's place in the shared vocabulary: the one output it explains, and no background (LRP finds its own references)."
+    output = check_output(output, ("network_output",), caller)
+    if background is not None:
+        raise ValueError(f"background does not apply to {caller}: LRP needs no background rows, its reference points are "
+                         "found for each row (the base value is root + gap); background= is for Shapley explanations "
+                         "(parts A and C, and neuralized.attribution)")
+    return output
 
 def explain(model,                            # fitted model or Pipeline (see `neuralize`), or a network of part B
             X,                                # (n, d) points: array or DataFrame (matched to the model's columns by name)
-            *, eta: float | None = None,      # LRP reference position η ∈ [0, 1] (default: Table 1)
+            *, output: str = "network_output",  # the only output of part B: the network's output g (see OUTPUTS)
+            background=None,                  # not used by LRP (an error if given): the shared keyword, named
+            eta: float | None = None,         # LRP reference position η ∈ [0, 1] (default: Table 1)
             beta: float | None = None,        # pooling stiffness β > 0 of soft pooling (SVM, regression; default γ)
             kappa: int | None = None,         # band half-width κ of rank pooling (k-NN; default Table 1, ℓ1 k-NN: 0)
             level: float | None = None,       # contour level c for KernelRidge / SVR / NuSVR (default 0)
             chunk_size: int | None = None, blas_threads: int | None = 1,
            ) -> Explanation:
     """LRP explanation of a fitted model through its neuralized network, as an `Explanation` whose values summed
-    over features plus `base_values` equal the network's output at each point (`output` says which quantity).
+    over features plus `base_values` (root + gap) equal the network's output g at each point (`output="network_output"`:
+    g has the sign of the model's decision but is not its decision function, see the conventions page).
     Multi-class SVMs give (n, d, n_classes) values, one explanation per class."""
     from xai_geometry.neuralized.l1_knn import NeuralizedL1KNN
+    _check_vocabulary(output, background, "neuralized.explain")
     net = neuralize(model, level=level, chunk_size=chunk_size, blas_threads=blas_threads)
     core = net.network_ if isinstance(net, NeuralizedPipeline) else net
     given = {k: v for k, v in dict(eta=eta, beta=beta, kappa=kappa).items() if v is not None}
@@ -204,14 +223,26 @@ def explain(model,                            # fitted model or Pipeline (see `n
         else: terms = net.explain_terms(Xv, **opts)
         names = list(getattr(net, "feature_names_in_", [f"x{j}" for j in range(Xv.shape[1])]))
         data = pd.DataFrame(Xv, columns=names, index=X.index if isinstance(X, pd.DataFrame) else None)
-    output, method = _describe(net, eta, beta, kappa)
+    what, method = _describe(net, eta, beta, kappa)
     multi = terms.relevance.ndim == 3
-    info = {"network": type(core).__name__, "eta": eta, "beta": beta, "kappa": kappa}
+    info = {"network": type(core).__name__, "output": "network_output", "eta": eta, "beta": beta, "kappa": kappa}
     if hasattr(core, "gamma_"): info["gamma"] = core.gamma_
     if isinstance(core, NeuralizedKernelRegression): info["level"] = core.level
+    if not multi: info["class"] = core.classes_[1].item() if isinstance(core.classes_[1], np.generic) else core.classes_[1]
     return Explanation(values=terms.relevance, base_values=terms.root + terms.gap, data=data, feature_names=names,
                        output_names=[str(c) for c in core.classes_] if multi else None,
-                       output=output, method=method, info=info)
+                       output=what, method=method, info=info)
+
+def base_values(model,                         # fitted model or Pipeline (see `neuralize`), or a network of part B
+                X,                             # (n, d) points: part B's base value depends on the row
+                *, output: str = "network_output", background=None,
+                eta: float | None = None, beta: float | None = None, kappa: int | None = None,
+                level: float | None = None, chunk_size: int | None = None, blas_threads: int | None = 1,
+               ) -> np.ndarray:                # (n,), or (n, n_classes) for a multi-class SVM
+    "The base value of `explain(model, X, ...)`, root + gap per row: relevance summed + base = the network's output g."
+    _check_vocabulary(output, background, "neuralized.base_values")
+    return explain(model, X, eta=eta, beta=beta, kappa=kappa, level=level, chunk_size=chunk_size,
+                   blas_threads=blas_threads).base_values
 
 
 # %% ../../nbs/24a_explain.ipynb #d5a0c128

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..validation import check_params
+from ..validation import check_params, warn_deprecated
 from .lrp import LRPTerms, NETWORK_OPTIONS, Float, heuristic_eta_svm, heuristic_beta_svm
 from .svm import (SoftPoolNetwork, check_rbf_model, check_points, check_finite_result, dense,
                                          feature_names_from)
@@ -22,7 +22,7 @@ class NeuralizedMulticlassSVM:
 
     `decision_function(X)` (n, n_classes): g_c = min_k (v_c − v_k); `predict` = first argmax (= the model's `predict`);
     `pairwise_decision_function(X)` (n, n_pairs): the binary networks g_ab, pairs (a < b) in scikit-learn's order;
-    `explain(X, *, target=None, eta, beta)` (n, d): relevance for class `target` (default: the predicted class);
+    `relevance(X, *, target=None, eta, beta)` (n, d): relevance for class `target` (default: the predicted class);
     `explain_terms` the same with its conservation law, `explain_all_terms` for every class at once."""
     _parameter_constraints = dict(NETWORK_OPTIONS)
 
@@ -125,7 +125,7 @@ class NeuralizedMulticlassSVM:
         if not len(hit): raise ValueError(f"target {target!r} is not one of classes_ {list(self.classes_)}")
         return np.full(len(V), hit[0])
 
-    def explain(self, X,
+    def relevance(self, X,
                 *, target=None,               # class label to explain (default: each point's predicted class)
                 eta: float | None = None,     # η of every pairwise network (default: Table 1 for γ)
                 beta: float | None = None,    # β of every pairwise network (default: γ)
@@ -139,6 +139,11 @@ class NeuralizedMulticlassSVM:
             E = 0.5 * (A[rows, :, t] - np.einsum("ndk,nk->nd", A, q))
         check_finite_result(self, X, E)
         return E
+
+    def explain(self, X, **options) -> np.ndarray:
+        "Deprecated: `relevance(X, ...)`, the same array (the name `explain` is the record-returning `neuralized.explain`)."
+        warn_deprecated(f"{type(self).__name__}.explain(X)", f"{type(self).__name__}.relevance(X)")
+        return self.relevance(X, **options)
 
     def explain_all_terms(self, X, *, eta: float | None = None, beta: float | None = None) -> LRPTerms:
         """Every class at once, with the conservation law: relevance (n, d, C), output h_c = ½(G_c − Σ_k q_k G_k),

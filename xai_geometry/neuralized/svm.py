@@ -10,10 +10,9 @@ import re
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import logsumexp
-from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..validation import check_features, check_params
+from ..validation import StrOptions, check_features, check_params, warn_deprecated
 from .lrp import (TwoPools, PoolingWeights, LRPTerms, NETWORK_OPTIONS, Float, pool_softmax,
                                          relevance, root_value, blas_threads, heuristic_eta_svm, heuristic_beta_svm)
 
@@ -205,7 +204,7 @@ class SoftPoolNetwork:
         check_finite_result(self, X, S, p0p, p0n)
         return PoolingWeights(S[:, :mp], -S[:, mp:], p0p, p0n)
 
-    def explain(self, X,
+    def relevance(self, X,
                 *, eta: float | None = None,  # reference position η ∈ [0, 1] (default: Table 1, 0.4·log10 γ + 0.4 clipped)
                 beta: float | None = None,    # pooling stiffness β > 0 (default: Table 1, β = γ)
                ) -> np.ndarray:
@@ -218,6 +217,11 @@ class SoftPoolNetwork:
                 E[b] = relevance(self.pools_, X[b], S, eta, p0p, p0n, Xc)
         check_finite_result(self, X, E)
         return E
+
+    def explain(self, X, **options) -> np.ndarray:
+        "Deprecated: `relevance(X, ...)`, the same array (the name `explain` is the record-returning `neuralized.explain`)."
+        warn_deprecated(f"{type(self).__name__}.explain(X)", f"{type(self).__name__}.relevance(X)")
+        return self.relevance(X, **options)
 
     def explain_terms(self, X, *, eta: float | None = None, beta: float | None = None) -> LRPTerms:
         "E_η with its conservation law (the LRP notebook): relevance.sum(1) + root + gap = g, all (n,) or (n, d)."
@@ -244,7 +248,7 @@ class NeuralizedSVM(SoftPoolNetwork):
     """A fitted binary Gaussian `SVC` (or `NuSVC`) as the exact detection/pooling network of §3.1.
 
     `decision_function(X)` is the network output g (same sign as the model's `decision_function`),
-    `explain(X, *, eta, beta)` the LRP relevance E_η (n, d), positive = evidence for `classes_[1]`,
+    `relevance(X, *, eta, beta)` the LRP relevance E_η (n, d), positive = evidence for `classes_[1]`,
     `explain_terms` the same with its conservation law. Delegated to scikit-learn: nothing at
     explanation time (the fitted model is read once and never modified)."""
     def __init__(self, model, # fitted binary sklearn.svm.SVC or NuSVC with kernel="rbf"

@@ -13,13 +13,13 @@ from numbers import Real
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.utils._param_validation import Interval as _Between, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .criteria import (_disc_partition_cost, _group_partition_cost,
                                                     _modl2006_disc_pcost, _part_costs)
 from .search import (_khiops_group_partition_cost, greedy_discretization,
                                                   khiops_discretization, modl_grouping)
+from ...validation import Interval as _Between, StrOptions, validate_params
 
 # %% auto #0
 __all__ = ['Interval', 'ValueGroup', 'MODLDiscretizer', 'MODLGrouper', 'MODLEncoder']
@@ -284,7 +284,7 @@ class MODLDiscretizer(_MODLBase):
     `cost_`, `level_`, `informative_`. Sorting, cumulative counts and log-gamma are delegated to numpy/scipy.
     """
     def fit(self, X, y):
-        self._validate_params()
+        validate_params(self)
         if isinstance(X, pd.DataFrame): _check_unique_names(X.columns)
         X, y = validate_data(self, X, y, ensure_all_finite=False, dtype=float, y_numeric=False)
         names = getattr(self, "feature_names_in_", None)
@@ -307,7 +307,7 @@ class MODLGrouper(_MODLBase):
     "modl2006" refuses more than 2000 values.
     """
     def fit(self, X, y):
-        self._validate_params()
+        validate_params(self)
         if isinstance(X, pd.DataFrame): _check_unique_names(X.columns)
         X, y = validate_data(self, X, y, ensure_all_finite=False, dtype=None, y_numeric=False)
         X = np.asarray(X, dtype=object)
@@ -360,7 +360,7 @@ class MODLEncoder(_MODLBase):
         return [X[:, m] for m in range(X.shape[1])], ["numeric"] * X.shape[1]
 
     def fit(self, X, y):
-        self._validate_params()
+        validate_params(self)
         if isinstance(X, pd.DataFrame) and X.shape[1] == 0:
             raise ValueError("X has no columns")
         if isinstance(X, pd.DataFrame) and X.shape[0] == 0:
