@@ -33,14 +33,16 @@ def test_the_sidebar_puts_the_parts_first_and_the_infrastructure_last():
     assert titles[0] == "Start here" and [t.split(" —")[0] for t in titles[1:4]] == ["Part A", "Part B", "Part C"], titles
     assert titles[-1] == "For developers", titles
     assert dict(sections)["For developers"] == sorted(s for s in stems if re.match(r"0\d", s))
-    assert {"45_tutorial_part_a", "46_tutorial_part_b", "47_tutorial_part_c", "48_which_explainer",
+    assert {"45_tutorial_part_a", "46_tutorial_part_b", "47_tutorial_part_c", "47a_tutorial_one_geometry", "48_which_explainer",
             "49_results_and_proofs"} <= set(dict(sections)["Start here"])
+    start = dict(sections)["Start here"]
+    assert start.index("47_tutorial_part_c") < start.index("47a_tutorial_one_geometry") < start.index("48_which_explainer"), start
 
 
 def test_the_landing_page_links_the_reading_path():
     readme = readme_from_index(ROOT)
-    wanted = ["45_tutorial_part_a", "46_tutorial_part_b", "47_tutorial_part_c", "48_which_explainer", "49_results_and_proofs",
-              "A_naive_bayes", "B_neuralized", "C_gnb", "19_log_odds_experiments", "27_experiments", "39_gnb_experiments"]
+    wanted = ["45_tutorial_part_a", "46_tutorial_part_b", "47_tutorial_part_c", "47a_tutorial_one_geometry", "48_which_explainer",
+              "49_results_and_proofs", "A_naive_bayes", "B_neuralized", "C_gnb", "19_log_odds_experiments", "27_experiments", "39_gnb_experiments"]
     missing = [s for s in wanted if f"](nbs/{s}.ipynb)" not in readme]
     assert not missing, missing
     for s in wanted: assert (ROOT / "nbs" / f"{s}.ipynb").is_file(), s
@@ -48,7 +50,7 @@ def test_the_landing_page_links_the_reading_path():
     assert readme.index("![") < readme.index("| part | paper |"), "a picture before the jargon"
 
 
-TUTORIALS = ["45_tutorial_part_a", "46_tutorial_part_b", "47_tutorial_part_c"]
+TUTORIALS = ["45_tutorial_part_a", "46_tutorial_part_b", "47_tutorial_part_c", "47a_tutorial_one_geometry"]
 
 
 @pytest.mark.parametrize("name", TUTORIALS)

@@ -68,6 +68,8 @@ def test_no_link_is_a_dead_fragment(site):
     ("48_which_explainer.html", "naive_bayes.explain", "12_shapley.html#explain"),   # the three `explain`, each in its part
     ("48_which_explainer.html", "neuralized.explain", "24a_explain.html#explain"),
     ("48_which_explainer.html", "gnb.explain", "41_gnb_shapley.html#explain"),
+    ("47a_tutorial_one_geometry.html", "pairwise_distances", "13_geometry.html#pairwise-distances"),   # the fourth tutorial
+    ("47a_tutorial_one_geometry.html", "background_sample", "08_explanation.html#background-sample"),
 ])
 def test_api_links_go_to_their_part(site, page, name, target):
     assert _hrefs(site / page).get(name) == {target}, _hrefs(site / page).get(name)
@@ -75,8 +77,8 @@ def test_api_links_go_to_their_part(site, page, name, target):
 
 def test_the_landing_page_opens_the_reading_path(site):
     html = (site / "index.html").read_text(encoding="utf-8")
-    wanted = ["45_tutorial_part_a", "46_tutorial_part_b", "47_tutorial_part_c", "48_which_explainer", "49_results_and_proofs",
-              "A_naive_bayes", "B_neuralized", "C_gnb", "19_log_odds_experiments", "27_experiments", "39_gnb_experiments"]
+    wanted = ["45_tutorial_part_a", "46_tutorial_part_b", "47_tutorial_part_c", "47a_tutorial_one_geometry", "48_which_explainer",
+              "49_results_and_proofs", "A_naive_bayes", "B_neuralized", "C_gnb", "19_log_odds_experiments", "27_experiments", "39_gnb_experiments"]
     body = html.split('id="main-content"', 1)[-1]   # the page itself, not the sidebar
     missing = [s for s in wanted if f'href="{s}.html"' not in body]
     assert not missing, missing

@@ -420,6 +420,10 @@ html_css_files = ["xg.css"]
 # `show_doc` writes in `<pre>` blocks wrap instead of running off the page; the cells of a markdown
 # table wrap (inline code, in a smaller font, at its spaces) so that every column stays on screen; tables that
 # code cells print are set a little smaller (a wider one scrolls sideways inside its output); a flagged cell's note is small.
+# A markdown table of five columns or more (the Results and proofs tables, the conventions) is set smaller, with tighter
+# cells, its maths at the size of its text and its code broken anywhere: its narrowest layout then fits the article's
+# width at a 1400 px window, so that no column is off-screen (its statement column holds long inline formulas,
+# which MathJax 3 does not break).
 _CSS = """
 div.math { overflow-x: auto; overflow-y: hidden; max-width: 100%; }
 mjx-container[display="true"] { overflow-x: auto; overflow-y: hidden; max-width: 100%; min-width: 0 !important; padding: 2px 0; }
@@ -428,6 +432,10 @@ div.cell_output div.highlight pre { white-space: pre-wrap; overflow-wrap: anywhe
 .bd-article table.table code { font-size: 0.8em; white-space: normal; }
 .bd-article table.table code span.pre { white-space: normal; }
 div.cell_output table.dataframe, div.cell_output div.output table { font-size: 0.85em; }
+.bd-article table.table:has(th:nth-child(5)) { font-size: 0.85em; }
+.bd-article table.table:has(th:nth-child(5)) td, .bd-article table.table:has(th:nth-child(5)) th { padding: 0.4rem 0.35rem; }
+.bd-article table.table:has(th:nth-child(5)) code { overflow-wrap: anywhere; }
+.bd-article table.table:has(th:nth-child(5)) mjx-container { font-size: 105% !important; }
 p.xg-optional { font-size: 0.85em; color: var(--pst-color-text-muted); border-left: 3px solid var(--pst-color-border);
                 padding-left: 0.6em; margin: 0.4em 0; }
 """

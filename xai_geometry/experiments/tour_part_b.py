@@ -29,7 +29,7 @@ def _svm_2d(out: Path) -> Path:
     gx, gy = np.meshgrid(np.linspace(lo[0], hi[0], 200), np.linspace(lo[1], hi[1], 200))
     G = np.c_[gx.ravel(), gy.ravel()]
     Q = X[[3, 50, 120, 160, 190]]
-    E = net.explain(Q)
+    E = net.relevance(Q)
     fig, ax = plt.subplots(1, 3, figsize=(15, 4.4), gridspec_kw=dict(width_ratios=[1, 1, 0.7]))
     for a, Z, title in [(ax[0], svc.decision_function(G), "SVM output f(x)"),
                         (ax[1], net.decision_function(G), "neuralized output g(x)")]:
@@ -63,7 +63,7 @@ def _digits(out: Path) -> Path:
     svm = NeuralizedSVM(SVC(gamma=1.0, C=10).fit(X[tr], y[tr]))
     knn = NeuralizedKNN(KNeighborsClassifier(n_neighbors=5).fit(X[tr], y[tr]))
     Q = X[te[:6]]
-    Es, Ek = svm.explain(Q), knn.explain(Q)
+    Es, Ek = svm.relevance(Q), knn.relevance(Q)
     fig, ax = plt.subplots(3, 6, figsize=(10, 5.4))
     for c in range(6):
         ax[0, c].imshow(Q[c].reshape(8, 8), cmap="gray_r"); ax[0, c].set_title(f"true {'8' if y[te[c]] else '3'}", fontsize=9)
@@ -87,10 +87,10 @@ def _cost(out: Path) -> Path:
     svc = SVC(gamma=1.0).fit(X[:1000], y[:1000]); net = NeuralizedSVM(svc)
     Ns = [250, 500, 1000, 2000, 4000]
     t_f = [median_time(lambda: svc.decision_function(X[:n]), 3)[0] for n in Ns]
-    t_e = [median_time(lambda: net.explain(X[:n]), 3)[0] for n in Ns]
+    t_e = [median_time(lambda: net.relevance(X[:n]), 3)[0] for n in Ns]
     fig, ax = plt.subplots(figsize=(5.5, 4))
     ax.loglog(Ns, t_f, "o-", label="scikit-learn decision_function")
-    ax.loglog(Ns, t_e, "s-", label="NeuralizedSVM.explain (LRP)")
+    ax.loglog(Ns, t_e, "s-", label="NeuralizedSVM.relevance (LRP)")
     ax.set_xticks(Ns, [str(n) for n in Ns]); ax.minorticks_off()
     ax.set_xlabel("points N"); ax.set_ylabel("seconds (median of 3)")
     ax.set_title(f"{int(svc.n_support_.sum())} support vectors, d = 30"); ax.legend()
