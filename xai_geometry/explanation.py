@@ -284,13 +284,15 @@ class Explanation:
 
     def plot(self,
              row: int | None = None,  # one explained row (its values, signed); None: mean |value| over the rows
-             output=None,  # which output of a 3-d explanation (position or name; default: the last one); not for (n, M)
+             output=None,  # which output of a 3-d explanation (position or name; default: the last one, named in the title); not for (n, M)
              max_features: int = 12,  # the largest contributions are shown, the rest summed into one bar
              ax=None):
         "A bar chart: one row's signed contributions (with its base value and total), or the mean |contribution|."
         import matplotlib.pyplot as plt
         if self.values.ndim == 2 and output is not None: self._output_index(output)      # a clear error
         e = self if self.values.ndim == 2 else self.select_output(self.n_outputs - 1 if output is None else output)
+        chosen = ("" if self.values.ndim == 2 or output is not None else
+                  f" [{self.output_names[-1]}: the last of {self.n_outputs} outputs; output= picks another]")
         if row is not None and not (isinstance(row, (int, np.integer)) and not isinstance(row, bool) and -len(e) <= row < len(e)):
             raise IndexError(f"row must be a position in 0..{len(e) - 1}, got {row!r}")
         if ax is None: _, ax = plt.subplots(figsize=(6, 0.35 * min(max_features + 1, len(e.feature_names) + 1) + 1.2))
@@ -298,14 +300,14 @@ class Explanation:
             score = np.abs(e.values).mean(axis=0)
             order = np.argsort(-score)[:max_features]
             return _plot_bars(ax, [e.feature_names[i] for i in order], score[order],
-                              f"{e.method}\nmean |contribution| over {len(e)} rows", f"mean |contribution| to the {e.output}")
+                              f"{e.method}{chosen}\nmean |contribution| over {len(e)} rows", f"mean |contribution| to the {e.output}")
         v = e.values[row]
         order = np.argsort(-np.abs(v))
         keep, rest = order[:max_features], order[max_features:]
         names = [e.feature_names[i] + ("" if e.data is None else f" = {e.data.iloc[row, i]}") for i in keep]
         vals = v[keep]
         if len(rest): names.append(f"{len(rest)} other features"); vals = np.append(vals, v[rest].sum())
-        return _plot_bars(ax, names, vals, f"{e.method}\nbase {e.base_values[row]:.3g} → total {e.total[row]:.3g}",
+        return _plot_bars(ax, names, vals, f"{e.method}{chosen}\nbase {e.base_values[row]:.3g} → total {e.total[row]:.3g}",
                           f"contribution to the {e.output}")
 
     def __repr__(self) -> str:
