@@ -247,6 +247,7 @@ class RecordTable:
     ignore: dict = field(default_factory=dict)  # column -> why it is not compared
     tolerance: dict = field(default_factory=dict)  # column -> (relative tolerance, why it is not exact)
     not_shared: dict = field(default_factory=dict)  # column -> values marking rows that summarize the run itself
+    requires: str = ""  # an optional tool the table needs ("khiops"): without it the check is skipped, with the reason
 
 def _same(a, b, rtol: float = 0.0):
     "Elementwise equality of two Series (NaN equals NaN); numbers within `rtol` when it is positive."
