@@ -93,7 +93,7 @@ def test_partitions_of_record():
         assert len(m) == len(r) == len(ours), name
         for c in ("parts", "cost", "level"):
             diff = m[m[c] != m[f"{c} (record)"]]
-            bad += [f"{name} {v.variable} {c}: {v[c]!r} (record {v[f'{c} (record)']!r})" for v in diff.itertuples()]
+            bad += [f"{name} {v['variable']} {c}: {v[c]!r} (record {v[c + ' (record)']!r})" for _, v in diff.iterrows()]
     assert not bad, f"{len(bad)} differences from figures/modl_khiops_agreement.csv:\n" + "\n".join(bad[:30])
 
 
