@@ -123,3 +123,20 @@ def test_a_changed_rule_recomputes(tmp_path):
     assert len(list((tmp_path / "cache").rglob("*.joblib"))) == 20    # 10 folds computed twice: nothing served stale
     cols = ["acc", "auc", "n_selected"]
     assert not before[cols].equals(after[cols]), "the edited prior changed nothing on heart"
+
+
+@pytest.mark.timeout(1200)
+@pytest.mark.parametrize("dataset,fold", [("heart", 0), ("vehicle", 3)])
+def test_khiops_backend_folds_of_record(dataset, fold, tmp_path):
+    "Two folds of part A with Khiops' naive Bayes, against `part_a_exp_folds_khiops.csv` (its quick run would take minutes)."
+    from xai_geometry.experiments.part_a import K_VALUES, fold_task
+    from xai_geometry.khiops import khiops_available
+    from xai_geometry.runner import RecordTable
+    ok, why = khiops_available()
+    if not ok: pytest.skip(f"Khiops is not available: {why}")
+    rows = pd.DataFrame(fold_task(dataset, fold, backend="khiops", ks=list(K_VALUES))["metrics"])
+    rows.to_csv(tmp_path / "folds.csv", index=False, float_format="%.6g")   # as `reproduce` writes them
+    spec = (RecordTable("part_a_exp_folds_khiops.csv", "folds.csv", ("dataset", "fold", "seed", "backend", "reading", "distance"),
+                        ignore={"seconds": "wall time of the fold", "fit_seconds": "wall time of the fit"}),)
+    diffs, summary = compare_with_record(tmp_path, spec, FIGURES)
+    assert summary.rows_in_record.iloc[0] == len(rows) == 4 and diffs.empty, diffs.to_string()

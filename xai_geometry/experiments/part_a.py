@@ -316,8 +316,10 @@ def _figures(t2, diag, out: Path, suffix: str) -> list[Path]:
     from xai_geometry.plots import critical_difference_diagram
     paths = []
     fig, axes = plt.subplots(1, 2, figsize=(12, 2.6))
-    critical_difference_diagram(critical_difference(t2), ax=axes[0], title="ours: AUC (OvR), 1-NN")
-    if t2.auc_paper.notna().sum() >= 2 * len(DISTANCES):
+    if t2[t2.dataset != "mean"].dataset.nunique() >= 2:
+        critical_difference_diagram(critical_difference(t2), ax=axes[0], title="ours: AUC (OvR), 1-NN")
+    else: axes[0].axis("off"); axes[0].set_title("ranks need two data sets or more")
+    if t2[(t2.dataset != "mean") & t2.auc_paper.notna()].dataset.nunique() >= 2:
         critical_difference_diagram(critical_difference(t2, paper=True), ax=axes[1], title="the paper's Table 2: AUC (OvR)")
     else: axes[1].axis("off")
     p = out / f"part_a_cd_auc{suffix}.png"; fig.savefig(p, dpi=120, bbox_inches="tight"); plt.close(fig); paths.append(p)
