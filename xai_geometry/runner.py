@@ -22,9 +22,9 @@ import joblib
 from tqdm.auto import tqdm
 
 # %% auto #0
-__all__ = ['PACKAGE', 'project_root', 'figures_dir', 'output_dir', 'default_cache_dir', 'UsageError', 'select_datasets',
-           'imported_modules', 'code_digest', 'task_key', 'refreshed_cache', 'run_tasks', 'RecordTable',
-           'compare_with_record', 'median_time']
+__all__ = ['project_root', 'figures_dir', 'output_dir', 'default_cache_dir', 'UsageError', 'select_datasets', 'imported_modules',
+           'code_digest', 'task_key', 'refreshed_cache', 'run_tasks', 'RecordTable', 'compare_with_record',
+           'median_time']
 
 # %% ../nbs/02_runner.ipynb #e693f329
 def project_root(start: str | os.PathLike | None = None) -> Path | None:
@@ -91,13 +91,13 @@ def select_datasets(requested,  # names asked for (None or empty: all of `availa
 
 
 # %% ../nbs/02_runner.ipynb #fc991dd6
-PACKAGE = "xai_geometry"
+_PACKAGE = "xai_geometry"
 _NUMERIC_LIBRARIES = ("numpy", "scipy", "sklearn", "pandas")  # their arithmetic is in every result
 
 def _package_root() -> Path:
     "The folder of the installed package (the one this code runs from)."
     import importlib
-    return Path(importlib.import_module(PACKAGE).__file__).resolve().parent
+    return Path(importlib.import_module(_PACKAGE).__file__).resolve().parent
 
 def _module_file(name: str, root: Path) -> Path | None:
     "Source file of the package module `name` ('xai_geometry.x.y' -> x/y.py or x/y/__init__.py), or None."
@@ -130,7 +130,7 @@ def _imported_names(source: str, name: str, is_package: bool, package: str) -> s
 def imported_modules(module: str,  # a module of the package ('xai_geometry.experiments.part_a'), or '' for none
                      extra_source: str = "",  # source outside the package whose imports count too (a function's file)
                      root: Path | None = None,  # the package folder (default: this installed package)
-                     package: str = PACKAGE,
+                     package: str = _PACKAGE,
                     ) -> dict[str, Path]:
     "Every module of the package that `module` (and `extra_source`) imports, directly or not: {name: source file}."
     root = _package_root() if root is None else Path(root)
@@ -151,7 +151,7 @@ def imported_modules(module: str,  # a module of the package ('xai_geometry.expe
 
 def code_digest(func: Callable,  # the task function
                 root: Path | None = None,  # the package folder (default: this installed package)
-                package: str = PACKAGE,
+                package: str = _PACKAGE,
                ) -> str:
     "Hex digest of the code `func` runs: its package modules' sources, the package and numeric libraries' versions, the data checksums."
     import importlib.metadata as md
