@@ -1,4 +1,5 @@
-"""Checks too long for the default run (`pytest --heavy`; continuous integration runs `pytest --heavy -m heavy`).
+"""Checks too long for the default run (`pytest --heavy`; continuous integration runs them, with the property tests on
+new random examples: `pytest --heavy -m "heavy or hypothesis" --hypothesis-profile random`).
 
 1. **The record is re-derived.** Every `reproduce` and `bench` whose module declares `RECORD` (a tuple of
    `xai_geometry.runner.RecordTable`) runs its `--quick` through the command line, as a user runs it, from an empty
@@ -10,6 +11,7 @@
    (our side of the comparison with Khiops: number of parts, cost, level), exactly.
 3. **A changed rule recomputes.** In a copy of the package, one MODL prior term is edited between two quick runs
    on the same cache: the second run recomputes and its table changes.
+4. **Khiops' side of part A.** Two folds with Khiops' naive Bayes against `figures/part_a_exp_folds_khiops.csv`.
 """
 import importlib
 import os
