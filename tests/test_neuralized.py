@@ -108,18 +108,18 @@ def test_bad_points(data):
     X, y = data
     net = NeuralizedSVM(SVC().fit(X, y))
     with pytest.raises(ValueError, match="features"):
-        net.relevance(X[:, :3])
+        net.explain(X[:, :3])
     with pytest.raises(ValueError):
-        net.relevance(np.where(np.eye(len(X), X.shape[1]) > 0, np.nan, X))
+        net.explain(np.where(np.eye(len(X), X.shape[1]) > 0, np.nan, X))
     with pytest.raises(ValueError, match="eta"):
-        net.relevance(X, eta=-0.1)
+        net.explain(X, eta=-0.1)
     with pytest.raises(ValueError, match="beta"):
-        net.relevance(X, beta=0)
+        net.explain(X, beta=0)
     knn = NeuralizedKNN(KNeighborsClassifier(5).fit(X, y))
     with pytest.raises(ValueError, match="kappa"):
-        knn.relevance(X, kappa=3)
+        knn.explain(X, kappa=3)
     with pytest.raises(ValueError, match="eta"):
-        knn.relevance(X, eta=1.5)
+        knn.explain(X, eta=1.5)
 
 
 @pytest.mark.parametrize("make", [lambda X, y: NeuralizedSVM(SVC().fit(X, y)),
@@ -130,7 +130,7 @@ def test_sparse_points_refused(data, make):
     X, y = data
     net = make(X, y)
     with pytest.raises(TypeError, match="Sparse data was passed for X"):
-        net.relevance(sp.csr_matrix(X))
+        net.explain(sp.csr_matrix(X))
     with pytest.raises(TypeError, match="Sparse data was passed for X"):
         net.decision_function(sp.csr_matrix(X))
 
@@ -149,13 +149,13 @@ def test_pandas_feature_names(data):
     df = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])])
     svc = SVC().fit(df, y)
     net = NeuralizedSVM(svc)
-    np.testing.assert_allclose(net.relevance(df), net.relevance(X))
-    np.testing.assert_array_equal(net.relevance(df[df.columns[::-1]]), net.relevance(df))     # matched by name
+    np.testing.assert_allclose(net.explain(df), net.explain(X))
+    np.testing.assert_array_equal(net.explain(df[df.columns[::-1]]), net.explain(df))     # matched by name
     assert list(net.feature_names_in_) == list(df.columns)
     with pytest.raises(ValueError, match=r"lacks the column\(s\) \['f0'\]"):
-        net.relevance(df.drop(columns="f0"))
+        net.explain(df.drop(columns="f0"))
     with pytest.raises(ValueError, match=r"column\(s\) \['zz'\] not seen in fit"):
-        net.relevance(df.assign(zz=1.0))
+        net.explain(df.assign(zz=1.0))
     assert not hasattr(NeuralizedSVM(SVC().fit(X, y)), "feature_names_in_")
 
 
@@ -175,7 +175,7 @@ def test_model_not_modified(data, fit):
         net = NeuralizedKernelRegression(model, level=0.5, method="recentre" if isinstance(model, KernelRidge) else "bias")
     elif len(model.classes_) > 2: net = NeuralizedMulticlassSVM(model)
     else: net = NeuralizedSVM(model)
-    net.relevance(X); net.decision_function(X); net.predict(X)
+    net.explain(X); net.decision_function(X); net.predict(X)
     assert pickle.dumps(model) == before
 
 
@@ -232,8 +232,9 @@ def test_knn_grid_ties(k, seed):
     net = NeuralizedKNN(knn)
     np.testing.assert_array_equal(net.predict(Q), knn.predict(Q))
     g = net.decision_function(Q)
-    if (g != 0).any():                     # on a grid every query can be an exact tie (g = 0): nothing left to compare
-        np.testing.assert_array_equal(knn.classes_[(g[g != 0] > 0).astype(int)], knn.predict(Q[g != 0]))
+    decided = g != 0   # g = 0: a tie of the two classes' k-th distances (every point of the grid when k = 1 can tie)
+    if decided.any():
+        np.testing.assert_array_equal(knn.classes_[(g[decided] > 0).astype(int)], knn.predict(Q[decided]))
 
 
 def test_multiclass_predict_and_regression_recentre():

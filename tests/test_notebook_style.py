@@ -60,7 +60,6 @@ def test_exported_code_needs_no_dev_tools(nb):
 
 
 OUTSIDE = re.compile(r"REFERENCE\.md|KHIOPS\.md|DESIGN\.md|STYLE\.md|NBDEV\.md|\.\./shared|shared/datasets|shared/tools")
-TIMING = re.compile(r"assert[^\"\n]*\b(dt|elapsed|seconds|wall|took|secs|duration)\b *<")
 
 
 @pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.stem)
@@ -68,13 +67,6 @@ def test_no_file_outside_the_repository_is_cited(nb):
     "A reader has the repository only: the prose brings facts in with their real sources."
     text = nb.read_text(encoding="utf-8")
     assert not OUTSIDE.search(text), f"{nb.name} cites a file outside the repository: {OUTSIDE.search(text).group(0)}"
-
-
-@pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.stem)
-def test_no_wall_time_is_asserted(nb):
-    "Timings live in the benchmarks: a busy machine must not fail a notebook."
-    bad = [src[:100] for _, src in _cells(nb) if TIMING.search(src)]
-    assert not bad, f"{nb.name} asserts a wall time: {bad}"
 
 
 LEAK = re.compile(r"site-packages/|Traceback \(most recent call last\)|/home/[^/\s]+/|/Users/[^/\s]+/")
@@ -131,3 +123,129 @@ def test_saved_outputs_hold_no_warning_and_no_other_version(nb):
             shown -= set(SEMVER.findall(src))  # a version the cell writes itself is an example input, not a stale output
             bad += [f"cell {i}: shows version {v} of the package, which is {version}" for v in sorted(shown - {version})]
     assert not bad, f"{nb.name} (execute it again, save its outputs, then nbdev_clean):\n" + "\n".join(bad)
+
+
+# A wall time is machine-dependent: no notebook or test may compare one with a number. A time-like quantity is a
+# name, attribute, column label or keyword ending in _s/_sec(s)/_seconds/_time(s)/_wall/_elapsed/_duration/_took (or
+# spelled so: seconds, dt, wall, ...), or a variable assigned from one; a ratio of two times measured in the same
+# run is not (that is how benchmarks report), nor a comparison of two times with each other.
+TIME_NAME = re.compile(r"(^|_)(sec|secs|seconds|time|times|wall|elapsed|duration|took|dt|runtime)$", re.I)
+TIME_COLUMN = re.compile(r"(^|_)(sec|secs|seconds|time|times|wall|elapsed|duration|took|dt|runtime|s)$", re.I)  # fit_s, ours_per_row_s
+_NOT_TIME_CALLS = {"len", "int", "str", "repr", "print", "isinstance", "type", "bool", "round", "sorted", "set", "list",
+                   "idxmax", "idxmin", "argmax", "argmin", "argsort", "nunique", "count", "isna", "notna"}  # labels, counts
+_NOT_TIME_ATTRS = {"index", "columns", "shape", "size", "dtype", "name"}
+_CHECKS = re.compile(r"^(assert\w*|test_close|test_eq|test_ne|isclose|allclose|between)$")
+
+
+def _call_name(node) -> str:
+    return node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", "")
+
+
+def _time_like(node, env) -> bool:
+    if isinstance(node, ast.Name): return node.id in env or bool(TIME_NAME.search(node.id))
+    if isinstance(node, ast.Constant): return isinstance(node.value, str) and bool(TIME_COLUMN.search(node.value))
+    if isinstance(node, ast.Attribute):
+        if node.attr in _NOT_TIME_ATTRS: return False
+        return bool(TIME_COLUMN.search(node.attr)) or _time_like(node.value, env)
+    if isinstance(node, ast.Subscript): return _time_like(node.value, env) or _time_like(node.slice, env)
+    if isinstance(node, ast.BinOp):
+        left, right = _time_like(node.left, env), _time_like(node.right, env)
+        if isinstance(node.op, ast.Div) and left and right: return False    # a ratio of two times
+        return left or right
+    if isinstance(node, ast.Call):
+        if _call_name(node) in _NOT_TIME_CALLS: return False
+        return _time_like(node.func, env) or any(_time_like(a, env) for a in node.args)
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)): return any(_time_like(e, env) for e in node.elts)
+    if isinstance(node, ast.UnaryOp): return _time_like(node.operand, env)
+    if isinstance(node, (ast.GeneratorExp, ast.ListComp)): return _time_like(node.elt, env)
+    return False
+
+
+def _bind(target, timed: bool, env: set):
+    for n in ast.walk(target):
+        if isinstance(n, ast.Name): (env.add if timed else env.discard)(n.id)
+
+
+def _zero(node) -> bool:
+    return isinstance(node, ast.Constant) and (node.value is None or (not isinstance(node.value, str) and node.value == 0))
+
+
+def _timing_assertions(trees) -> list:
+    "Assertions, in a sequence of parsed cells or files, that compare a time-like quantity with a number."
+    env, bad = set(), []
+    for label, tree in trees:
+        events = []
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.comprehension, ast.Assert, ast.Call)):
+                events.append(node)
+        events.sort(key=lambda n: (getattr(n, "lineno", getattr(getattr(n, "target", None), "lineno", 0)),
+                                   getattr(n, "col_offset", getattr(getattr(n, "target", None), "col_offset", 0))))
+        for node in events:
+            if isinstance(node, ast.Assign) and node.value is not None:
+                for t in node.targets: _bind(t, _time_like(node.value, env), env)
+            elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and node.value is not None:
+                _bind(node.target, _time_like(node.value, env), env)
+            elif isinstance(node, (ast.For, ast.comprehension)):
+                _bind(node.target, _time_like(node.iter, env), env)
+            elif isinstance(node, ast.Assert) or (isinstance(node, ast.Call) and _CHECKS.match(_call_name(node))):
+                for sub in ast.walk(node.test if isinstance(node, ast.Assert) else node):
+                    if isinstance(sub, ast.Compare): sides = [sub.left, *sub.comparators]
+                    elif isinstance(sub, ast.Call) and _CHECKS.match(_call_name(sub)):
+                        sides = ([sub.func.value] if _call_name(sub) == "between" else []) + list(sub.args[:3])
+                    else: continue
+                    sides = [x for x in sides if not _zero(x)]   # a time compared with 0 (or None) holds on any machine
+                    timed = [_time_like(x, env) for x in sides]
+                    if any(timed) and not all(timed):
+                        bad.append(f"{label}: {ast.unparse(sub)[:140]}"); break
+    return sorted(set(bad), key=bad.index)
+
+
+def _notebook_trees(nb):
+    for i, src in _cells(nb):
+        if "eval:" in _directives(src): continue
+        t = _tree(src)
+        if t is not None: yield f"cell {i}", t
+
+
+# Notebooks whose timing assertions are being rewritten elsewhere: strict, so that the entry goes once they are.
+TIMING_BEING_REWRITTEN = {"48_which_explainer": "its cost claims are rewritten as ratios in the documentation's own change"}
+
+
+@pytest.mark.parametrize("nb", [pytest.param(p, marks=pytest.mark.xfail(reason=TIMING_BEING_REWRITTEN[p.stem], strict=True))
+                                if p.stem in TIMING_BEING_REWRITTEN else p for p in NOTEBOOKS], ids=lambda p: p.stem)
+def test_no_wall_time_is_asserted(nb):
+    "Timings live in the benchmarks, as ratios measured in the same run: a busy or another machine must not fail a notebook."
+    bad = _timing_assertions(_notebook_trees(nb))
+    assert not bad, f"{nb.name} compares a wall time with a number:\n" + "\n".join(bad)
+
+
+def test_no_test_asserts_a_wall_time():
+    files = sorted((ROOT / "tests").glob("test_*.py"))
+    bad = _timing_assertions((p.name, ast.parse(p.read_text(encoding="utf-8"))) for p in files)
+    assert not bad, "tests comparing a wall time with a number:\n" + "\n".join(bad)
+
+
+def test_the_wall_time_rule_catches_its_forms():
+    "The forms this rule exists for, and forms it must leave alone."
+    flagged = ["b = full.set_index(['method', 'n']).median_s\nassert b['gnb', 'nonparametric_2_threads', 10_000, 300] <= 60",
+               "b = full.set_index(['method', 'n']).median_s\nnp.testing.assert_allclose(b['gnb', 10_000], 45, atol=0.5)",
+               "assert (cost[nb].ours_per_row_s < 1e-5).all()",
+               "assert svm.shap_per_row_s > 10 and svm.shap_per_row_s * 10_000 > 86_400",
+               "assert cc.end_to_end_s < 120 / 3 and cc.modl_s < 25",
+               "assert c[c.rows == 1_000_000].ours_s.iloc[0] < 25",
+               "t_fit = time.perf_counter() - t0\nelapsed = t_fit\nassert elapsed < 2.0",
+               "test_close(R['fit_s'], 0.87, eps=0.05)",
+               "assert df.seconds.between(1, 5).all()"]
+    left = ["assert (c.ratio_vs_train <= 0.3).all()",
+            "assert (cost[nb].shap_converged_per_row_s / cost[nb].ours_per_row_s >= 1e6).all()",
+            "assert knn.ours_per_row_s < 20 * knn.model_own_per_row_s",
+            "peer = b['pgmpy']; assert peer / b['gnb'] > 100",
+            "assert (df.acc - df.acc_paper).abs().max() < 0.01",
+            "assert len(times) == 5",
+            "assert fold_time.idxmax() == 'letter' and (df.fit_s.index == idx).all()",
+            "print(f'{t.seconds:.1f} s')",
+            "t = khiops_recoder_time(X, y)\nassert t['wall'] > 0",
+            "s = 2.0\nassert s * 3 == 6.0",
+            "k = time.time()\nk = 'random'\nassert k != 'gaussian'"]
+    for src in flagged: assert _timing_assertions([("x", ast.parse(src))]), src
+    for src in left: assert not _timing_assertions([("x", ast.parse(src))]), src

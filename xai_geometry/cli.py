@@ -112,6 +112,9 @@ def cmd_reproduce(args) -> int:
         if "backend" not in inspect.signature(fn).parameters:
             raise UsageError(f"{args.part} has no --backend option; only part-a has one ('ours' or 'khiops')")
         kw["backend"] = args.backend
+    if getattr(args, "fresh", False):
+        from xai_geometry.runner import refreshed_cache
+        with refreshed_cache(): return _run_entry(REPRODUCE, args.part, "reproduce", **kw)
     return _run_entry(REPRODUCE, args.part, "reproduce", **kw)
 
 def cmd_bench(args) -> int:
@@ -179,10 +182,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("reproduce", parents=[common], help="reproduce a part's tables and figures (writes to figures/)")
     r.add_argument("part", choices=list(REPRODUCE))
-    r.add_argument("--quick", action="store_true", help="a small subset that runs in a minute (writes to _out/quick/)")
+    r.add_argument("--quick", action="store_true", help="a named subset of the full run, same folds and settings (writes to _out/quick/)")
     r.add_argument("--datasets", nargs="*", default=None, help="only these data sets (names as 'xai-geometry datasets' lists them)")
     r.add_argument("--n-jobs", type=_n_jobs, default=1, help="parallel workers (joblib; -1 = all cores)")
-    r.add_argument("--cache", default=None, help="cache directory (default: .cache/ of the checkout)")
+    r.add_argument("--cache", default=None, help="cache of finished tasks, keyed by their arguments and a digest of the code "
+                   "they run, so a changed rule recomputes (default: .cache/ of the checkout, else ~/.cache/xai_geometry)")
+    r.add_argument("--fresh", action="store_true", help="recompute every task, ignoring the cache (and overwrite it)")
     r.add_argument("--backend", default=None, help="the implementation part-a is run with: 'ours' (default) or 'khiops'")
     r.set_defaults(func=cmd_reproduce)
 

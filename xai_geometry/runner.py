@@ -5,11 +5,16 @@
 # %% ../nbs/02_runner.ipynb #77a6e2e0
 from __future__ import annotations
 
+import ast
+import contextvars
 import hashlib
 import json
 import os
 import statistics
+import sys
 import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -17,8 +22,9 @@ import joblib
 from tqdm.auto import tqdm
 
 # %% auto #0
-__all__ = ['project_root', 'figures_dir', 'output_dir', 'default_cache_dir', 'UsageError', 'select_datasets', 'task_key',
-           'run_tasks', 'median_time']
+__all__ = ['project_root', 'figures_dir', 'output_dir', 'default_cache_dir', 'UsageError', 'select_datasets', 'imported_modules',
+           'code_digest', 'task_key', 'refreshed_cache', 'run_tasks', 'RecordTable', 'compare_with_record',
+           'median_time']
 
 # %% ../nbs/02_runner.ipynb #e693f329
 def project_root(start: str | os.PathLike | None = None) -> Path | None:
@@ -85,32 +91,132 @@ def select_datasets(requested,  # names asked for (None or empty: all of `availa
 
 
 # %% ../nbs/02_runner.ipynb #fc991dd6
-def task_key(func: Callable, task: dict, version: str = "") -> str:
-    "Stable hex key of `func(**task)`."
+_PACKAGE = "xai_geometry"
+_NUMERIC_LIBRARIES = ("numpy", "scipy", "sklearn", "pandas")  # their arithmetic is in every result
+
+def _package_root() -> Path:
+    "The folder of the installed package (the one this code runs from)."
+    import importlib
+    return Path(importlib.import_module(_PACKAGE).__file__).resolve().parent
+
+def _module_file(name: str, root: Path) -> Path | None:
+    "Source file of the package module `name` ('xai_geometry.x.y' -> x/y.py or x/y/__init__.py), or None."
+    p = root.joinpath(*name.split(".")[1:])
+    if p.with_suffix(".py").is_file(): return p.with_suffix(".py")
+    if (p / "__init__.py").is_file(): return p / "__init__.py"
+    return None
+
+_IMPORTS: dict = {}  # (file, size, mtime, module name) -> imported names: each file is parsed once per edit
+
+def _imports_of_file(f: Path, name: str, package: str) -> set[str]:
+    st = f.stat(); key = (str(f), st.st_size, st.st_mtime_ns, name, package)
+    if key not in _IMPORTS: _IMPORTS[key] = _imported_names(f.read_text(encoding="utf-8"), name, f.name == "__init__.py", package)
+    return _IMPORTS[key]
+
+def _imported_names(source: str, name: str, is_package: bool, package: str) -> set[str]:
+    "Dotted names of the package that `source` (module `name`) imports anywhere, functions included (`from a import b`: a and a.b)."
+    base = name.split(".") if is_package else name.split(".")[:-1]
+    out = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names if a.name.split(".")[0] == package}
+        elif isinstance(node, ast.ImportFrom):
+            mod = ".".join(base[:len(base) - node.level + 1] + ([node.module] if node.module else [])) if node.level \
+                else (node.module or "")
+            if mod.split(".")[0] == package:
+                out.add(mod); out |= {f"{mod}.{a.name}" for a in node.names}
+    return out
+
+def imported_modules(module: str,  # a module of the package ('xai_geometry.experiments.part_a'), or '' for none
+                     extra_source: str = "",  # source outside the package whose imports count too (a function's file)
+                     root: Path | None = None,  # the package folder (default: this installed package)
+                     package: str = _PACKAGE,
+                    ) -> dict[str, Path]:
+    "Every module of the package that `module` (and `extra_source`) imports, directly or not: {name: source file}."
+    root = _package_root() if root is None else Path(root)
+    todo = [module] if module else []
+    if extra_source: todo += sorted(_imported_names(extra_source, "__main__", False, package))
+    seen: dict[str, Path] = {}
+    while todo:
+        name = todo.pop()
+        parts = name.split(".")
+        for k in range(1, len(parts) + 1):  # a module imports the __init__ of every package above it
+            sub = ".".join(parts[:k])
+            if sub in seen: continue
+            f = _module_file(sub, root)
+            if f is None: continue  # `from pkg.m import function`: not a module
+            seen[sub] = f
+            todo += sorted(_imports_of_file(f, sub, package))
+    return dict(sorted(seen.items()))
+
+def code_digest(func: Callable,  # the task function
+                root: Path | None = None,  # the package folder (default: this installed package)
+                package: str = _PACKAGE,
+               ) -> str:
+    "Hex digest of the code `func` runs: its package modules' sources, the package and numeric libraries' versions, the data checksums."
+    import importlib.metadata as md
+    import inspect
+    root = _package_root() if root is None else Path(root)
+    module = getattr(func, "__module__", "") or ""
+    own = ""
+    if module.split(".")[0] != package:  # a function of a notebook or a test: its own source counts
+        try: own = inspect.getsource(func)
+        except (OSError, TypeError): own = repr(func)
+        try: extra = Path(inspect.getsourcefile(func)).read_text(encoding="utf-8")
+        except (OSError, TypeError): extra = own
+        module = ""
+    else: extra = ""
+    mods = imported_modules(module, extra, root, package)
+    h = hashlib.sha256()
+    for name, f in mods.items():
+        h.update(f"{name}\0".encode()); h.update(f.read_bytes())
+    if f"{package}.datasets" in mods and (root / "data" / "SHA256SUMS").is_file():
+        h.update((root / "data" / "SHA256SUMS").read_bytes())
+    versions = {package: getattr(sys.modules.get(package), "__version__", "?")}
+    for lib in _NUMERIC_LIBRARIES:
+        try: versions[lib] = md.version({"sklearn": "scikit-learn"}.get(lib, lib))
+        except md.PackageNotFoundError: versions[lib] = "?"
+    h.update(json.dumps(versions, sort_keys=True).encode()); h.update(own.encode())
+    return h.hexdigest()[:16]
+
+def task_key(func: Callable, task: dict, version: str = "", code: str = "") -> str:
+    "Stable hex key of `func(**task)` for the code whose digest is `code` (see `code_digest`)."
     name = f"{getattr(func, '__module__', '')}.{getattr(func, '__qualname__', repr(func))}"
-    blob = json.dumps({"f": name, "v": version, "args": task}, sort_keys=True, default=str)
+    blob = json.dumps({"f": name, "v": version, "code": code, "args": task}, sort_keys=True, default=str)
     return hashlib.sha1(blob.encode()).hexdigest()[:16]
 
 # %% ../nbs/02_runner.ipynb #0e94ba9b
+_REFRESH = contextvars.ContextVar("xai_geometry_refresh", default=False)
+
+@contextmanager
+def refreshed_cache():
+    "Inside the block, `run_tasks` recomputes every task without reading the cache, and overwrites what it holds (`--fresh`)."
+    token = _REFRESH.set(True)
+    try: yield
+    finally: _REFRESH.reset(token)
+
 def run_tasks(func: Callable,  # called as func(**task); must be picklable for process backends
               tasks: Iterable[dict],  # JSON-serializable keyword arguments, one dict per task
               cache_dir: str | os.PathLike | None = None,  # None: no cache
               n_jobs: int = 1,  # joblib workers (-1: all cores)
               desc: str | None = None,  # progress-bar label
-              version: str = "",  # bump to invalidate cached results of `func`
+              version: str = "",  # an extra key component (the code digest already covers code changes)
               progress: bool = True,
+              refresh: bool | None = None,  # recompute, ignoring cached results (None: inside `refreshed_cache()` only)
              ) -> list:
-    "Results of `func(**task)` for every task, in task order: cached, resumable, parallel (joblib), with progress."
+    "Results of `func(**task)` for every task, in task order: cached (keyed by the code too), resumable, parallel (joblib), with progress."
     tasks = list(tasks)
     results: list[Any] = [None] * len(tasks)
     todo = list(range(len(tasks)))
-    cdir = None
+    refresh = _REFRESH.get() if refresh is None else refresh
+    cdir, code = None, ""
     if cache_dir is not None:
+        code = code_digest(func)
         cdir = Path(cache_dir) / getattr(func, "__name__", "task"); cdir.mkdir(parents=True, exist_ok=True)
         todo = []
         for i, t in enumerate(tasks):
-            f = cdir / f"{task_key(func, t, version)}.joblib"
-            if f.is_file():
+            f = cdir / f"{task_key(func, t, version, code)}.joblib"
+            if f.is_file() and not refresh:
                 try: results[i] = joblib.load(f); continue
                 except Exception: f.unlink()  # a torn write from an interrupted run: recompute
             todo.append(i)
@@ -122,7 +228,7 @@ def run_tasks(func: Callable,  # called as func(**task); must be picklable for p
         for i, res in out:
             results[i] = res
             if cdir is not None:
-                f = cdir / f"{task_key(func, tasks[i], version)}.joblib"
+                f = cdir / f"{task_key(func, tasks[i], version, code)}.joblib"
                 tmp = f.with_suffix(".tmp"); joblib.dump(res, tmp); os.replace(tmp, f)
             bar.update(1)
     finally:
@@ -130,6 +236,70 @@ def run_tasks(func: Callable,  # called as func(**task); must be picklable for p
     return results
 
 def _idx_call(i, func, task): return i, func(**task)
+
+# %% ../nbs/02_runner.ipynb #b7c0de08
+@dataclass(frozen=True)
+class RecordTable:
+    "How one table of a quick run is compared with the same table of the full run (see `compare_with_record`)."
+    record: str  # file name of the full run's table in figures/, e.g. "part_a_exp_folds.csv"
+    quick: str  # file name of the quick run's table in its output folder
+    keys: tuple  # the columns that identify a row
+    ignore: dict = field(default_factory=dict)  # column -> why it is not compared
+    tolerance: dict = field(default_factory=dict)  # column -> (relative tolerance, why it is not exact)
+    not_shared: dict = field(default_factory=dict)  # column -> values marking rows that summarize the run itself
+    requires: str = ""  # an optional tool the table needs ("khiops"): without it the check is skipped, with the reason
+
+def _same(a, b, rtol: float = 0.0):
+    "Elementwise equality of two Series (NaN equals NaN); numbers within `rtol` when it is positive."
+    import numpy as np
+    import pandas as pd
+    na, nb = a.isna().to_numpy(), b.isna().to_numpy()
+    if rtol > 0 and pd.api.types.is_numeric_dtype(a) and pd.api.types.is_numeric_dtype(b):
+        x, y = a.to_numpy(float), b.to_numpy(float)
+        with np.errstate(invalid="ignore"): eq = np.abs(x - y) <= rtol * np.maximum(np.abs(x), np.abs(y))
+    else:
+        eq = (a.astype(object).to_numpy() == b.astype(object).to_numpy())
+    return np.where(na | nb, na & nb, eq)
+
+def _key(values) -> str: return ", ".join(str(v) for v in values)
+
+def compare_with_record(quick_dir: str | os.PathLike,  # the quick run's output folder
+                        tables,  # the RecordTables of a module (its `RECORD`)
+                        record_dir: str | os.PathLike | None = None,  # default: figures/ of the checkout
+                       ) -> tuple:
+    """Compare a quick run with the record. Returns two DataFrames: the differences (one row per differing value,
+    missing row or column) and a summary (per table, the rows and the values compared)."""
+    import numpy as np
+    import pandas as pd
+    record_dir = figures_dir() if record_dir is None else Path(record_dir)
+    diffs, summary = [], []
+    def differ(t, key, column, quick, record):
+        diffs.append(dict(table=t.record, key=key, column=column, quick=quick, record=record))
+    for t in tables:
+        q = pd.read_csv(Path(quick_dir) / t.quick); r = pd.read_csv(Path(record_dir) / t.record)
+        for col, values in t.not_shared.items(): q = q[~q[col].isin(values)]
+        keys = list(t.keys)
+        for name, df in (("quick", q), ("record", r)):
+            dup = df.duplicated(keys)
+            if dup.any(): differ(t, _key(df.loc[dup, keys].iloc[0]), "(keys)", f"duplicate key in the {name} table", "")
+        cols_q, cols_r = set(q.columns) - set(t.ignore), set(r.columns) - set(t.ignore)
+        for c in sorted(cols_q ^ cols_r):
+            differ(t, "", c, "present" if c in cols_q else "absent", "present" if c in cols_r else "absent")
+        m = q.merge(r, on=keys, how="left", suffixes=("", " (record)"), indicator=True)
+        for _, row in m[m["_merge"] == "left_only"].iterrows():
+            differ(t, _key(row[keys]), "(row)", "present", "absent")
+        m = m[m["_merge"] == "both"]
+        n_values = 0
+        for c in sorted((cols_q & cols_r) - set(keys)):
+            rtol = t.tolerance.get(c, (0.0, ""))[0]
+            ok = _same(m[c], m[f"{c} (record)"], rtol)
+            n_values += len(ok)
+            for i in np.flatnonzero(~ok):
+                differ(t, _key(m.iloc[i][keys]), c, m.iloc[i][c], m.iloc[i][f"{c} (record)"])
+        summary.append(dict(table=t.record, rows=len(q), rows_in_record=len(m), values_compared=n_values,
+                            exact_columns=len((cols_q & cols_r) - set(keys) - set(t.tolerance)),
+                            tolerance_columns=len(set(t.tolerance) & cols_q), ignored_columns=len(set(t.ignore) & set(q.columns))))
+    return (pd.DataFrame(diffs, columns=["table", "key", "column", "quick", "record"]), pd.DataFrame(summary))
 
 # %% ../nbs/02_runner.ipynb #acce9031
 def median_time(fn: Callable[[], Any],  # the work to time, called with no arguments

@@ -18,18 +18,20 @@ from sklearn.model_selection import StratifiedKFold
 from ..datasets import load
 from ..naive_bayes.classifier import WeightedNaiveBayes
 from ..naive_bayes.geometry import distance_tables, embedding_from_parts
-from ..runner import UsageError, figures_dir, run_tasks, select_datasets
+from ..runner import RecordTable, UsageError, figures_dir, run_tasks, select_datasets
 from ..stats import corrected_ttest, friedman_nemenyi, holm, macro_ovr_auc
 
 # %% auto #0
-__all__ = ['DATASETS', 'QUICK_DATASETS', 'DISTANCES', 'K_VALUES', 'K_VALUES_ADULT', 'SICK_NUMERIC', 'PAPER_TABLE2',
-           'PAPER_TABLE2_MEANS', 'PAPER_TABLE3', 'PAPER_TABLE3_MEANS', 'NAMES', 'VERSION', 'neighbourhood_metrics',
-           'fit_backend', 'fold_task', 'table2', 'table3', 'pairwise_tests', 'critical_difference', 'reproduce']
+__all__ = ['DATASETS', 'QUICK_DATASETS', 'N_SPLITS', 'DISTANCES', 'K_VALUES', 'K_VALUES_ADULT', 'SICK_NUMERIC', 'PAPER_TABLE2',
+           'PAPER_TABLE2_MEANS', 'PAPER_TABLE3', 'PAPER_TABLE3_MEANS', 'NAMES', 'VERSION', 'RECORD',
+           'neighbourhood_metrics', 'fit_backend', 'fold_task', 'table2', 'table3', 'pairwise_tests',
+           'critical_difference', 'reproduce']
 
 # %% ../../nbs/19_log_odds_experiments.ipynb #03cbbcb2
 DATASETS = ("adult", "heart", "letter", "mushroom", "pendigits", "phoneme", "pima", "segmentation",
             "shuttle", "sickeuthyroid", "vehicle", "waveform")
-QUICK_DATASETS = ("heart", "pima", "vehicle")
+QUICK_DATASETS = ("heart", "pima", "sickeuthyroid", "vehicle")  # `--quick`: these sets, every fold, as in the full run
+N_SPLITS = 10  # StratifiedKFold(N_SPLITS, shuffle=True, random_state=0), quick or full
 DISTANCES = ("global", "shap", "snb")  # Table 2's column order: d_global, d_shap, d_SNB
 K_VALUES = (1, 2, 3, 4, 5, 7, 10, 15, 20, 30, 50)  # k of Figures 2(a) and 3
 K_VALUES_ADULT = tuple(2 ** i for i in range(11))  # k of Figure 2(b): 1 ... 1024 (adult runs both lists)
@@ -253,7 +255,7 @@ def fold_task(dataset: str,  # a name of DATASETS
 
 # %% ../../nbs/19_log_odds_experiments.ipynb #ff94f7e5
 NAMES = {"global": "d_global", "shap": "d_shap", "snb": "d_SNB", "model": "SNB itself"}
-VERSION = "1"  # bump when fold_task's meaning changes (invalidates the cache)
+VERSION = "1"  # an extra component of the cache key (the digest of the code already changes with any rule)
 
 
 def table2(folds: pd.DataFrame) -> pd.DataFrame:
@@ -314,8 +316,10 @@ def _figures(t2, diag, out: Path, suffix: str) -> list[Path]:
     from xai_geometry.plots import critical_difference_diagram
     paths = []
     fig, axes = plt.subplots(1, 2, figsize=(12, 2.6))
-    critical_difference_diagram(critical_difference(t2), ax=axes[0], title="ours: AUC (OvR), 1-NN")
-    if t2.auc_paper.notna().sum() >= 2 * len(DISTANCES):
+    if t2[t2.dataset != "mean"].dataset.nunique() >= 2:
+        critical_difference_diagram(critical_difference(t2), ax=axes[0], title="ours: AUC (OvR), 1-NN")
+    else: axes[0].axis("off"); axes[0].set_title("ranks need two data sets or more")
+    if t2[(t2.dataset != "mean") & t2.auc_paper.notna()].dataset.nunique() >= 2:
         critical_difference_diagram(critical_difference(t2, paper=True), ax=axes[1], title="the paper's Table 2: AUC (OvR)")
     else: axes[1].axis("off")
     p = out / f"part_a_cd_auc{suffix}.png"; fig.savefig(p, dpi=120, bbox_inches="tight"); plt.close(fig); paths.append(p)
@@ -346,8 +350,8 @@ def _figures(t2, diag, out: Path, suffix: str) -> list[Path]:
 
 
 def reproduce(out_dir=None,  # where tables and figures go (default: figures/ of the checkout)
-              quick: bool = False,  # three small data sets, 3 folds (CI)
-              datasets=None,  # only these data sets
+              quick: bool = False,  # QUICK_DATASETS only: a named subset of the full run (same folds), files with `_quick`
+              datasets=None,  # only these data sets (of QUICK_DATASETS when quick)
               n_jobs: int = 1,  # joblib workers over (data set, fold) tasks
               cache_dir=None,  # cache of fold results (None: none)
               progress: bool = True,
@@ -355,19 +359,19 @@ def reproduce(out_dir=None,  # where tables and figures go (default: figures/ of
              ) -> list[Path]:
     "Tables 2–3 and Figures 1–3 of §5: 10 stratified folds, 1-NN in d_global, d_shap and d_SNB, diagnostics."
     out = figures_dir(out_dir)
-    names = tuple(select_datasets(datasets, DATASETS, "reproduce part-a")) if datasets else (QUICK_DATASETS if quick else DATASETS)
+    names = tuple(select_datasets(datasets, QUICK_DATASETS if quick else DATASETS, "reproduce part-a" + (" --quick" if quick else "")))
     if backend not in ("ours", "khiops"): raise UsageError(f"unknown backend {backend!r}: choose 'ours' or 'khiops'")
     if backend == "khiops":
         from xai_geometry.khiops import khiops_available
         ok, why = khiops_available()
         if not ok: raise UsageError(f"backend 'khiops' needs Khiops, which is not available here: {why}")
-    n_splits = 3 if quick else 10
+    n_splits = N_SPLITS
     suffix = ("" if backend == "ours" else f"_{backend}") + ("_quick" if quick else "")
     big = {"adult": 0, "letter": 1, "pendigits": 2, "shuttle": 3, "waveform": 4}   # longest first
     tasks = [dict(dataset=d, fold=f, n_splits=n_splits, backend=backend, reading="native",
                   ks=sorted(set(K_VALUES) | set(K_VALUES_ADULT)) if d == "adult" else list(K_VALUES))
              for d in sorted(names, key=lambda d: big.get(d, 9)) for f in range(n_splits)]
-    if not quick and "sickeuthyroid" in names:
+    if "sickeuthyroid" in names:   # the file's reading studied below, quick or full
         tasks += [dict(dataset="sickeuthyroid", fold=f, n_splits=n_splits, backend=backend, reading="categorical",
                        ks=list(K_VALUES)) for f in range(n_splits)]
     t0 = time.perf_counter()
@@ -386,3 +390,17 @@ def reproduce(out_dir=None,  # where tables and figures go (default: figures/ of
     paths += _figures(t2, diag[diag.reading == "native"], out, suffix)
     if progress: print(f"part A §5 ({backend}): {len(tasks)} folds in {time.perf_counter() - t0:.0f} s; written to {out}")
     return paths
+
+# %% ../../nbs/19_log_odds_experiments.ipynb #a0c0de02
+RECORD = (  # the tables a quick run shares with the full run, and how they are compared (`runner.compare_with_record`)
+    RecordTable("part_a_exp_folds.csv", "part_a_exp_folds_quick.csv", ("dataset", "fold", "seed", "backend", "reading", "distance"),
+                ignore={"seconds": "wall time of the fold", "fit_seconds": "wall time of the fit"}),
+    RecordTable("part_a_exp_diagnostics.csv", "part_a_exp_diagnostics_quick.csv",
+                ("dataset", "fold", "backend", "reading", "distance", "k")),
+    RecordTable("part_a_table2.csv", "part_a_table2_quick.csv", ("dataset", "distance"),
+                not_shared={"dataset": ["mean"]}),
+    RecordTable("part_a_table3.csv", "part_a_table3_quick.csv", ("dataset", "distance"),
+                not_shared={"dataset": ["mean"]}),
+    RecordTable("part_a_exp_pairwise.csv", "part_a_exp_pairwise_quick.csv", ("dataset", "pair"),
+                ignore={"p_holm_all": "Holm's adjustment over every test of the run: depends on which data sets ran"}),
+)

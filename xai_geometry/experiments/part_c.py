@@ -17,13 +17,15 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..base import JointLogLikelihoodClassifier
 from ..gnb.information import scale_exponents, to_unit_scale
+from ..runner import RecordTable
 from ..validation import check_features, check_target, Interval, StrOptions, validate_params
 
 # %% auto #0
-__all__ = ['METHODS', 'DATASETS', 'QUICK_DATASETS', 'REDUCTION_DATASETS', 'CURVE_METHODS', 'KernelDensityNaiveBayes',
-           'quantile_bins', 'bin_codes', 'discrete_conditional_mutual_information', 'TreeAugmentedNaiveBayes',
-           'InnerCVClassifier', 'prefix_predictions', 'prefix_accuracies', 'SubsampledReducedGNB', 'make_method',
-           'run_fold', 'within_class_dependence', 'summarize', 'rank_table', 'iris_training_accuracy', 'reproduce']
+__all__ = ['METHODS', 'DATASETS', 'QUICK_DATASETS', 'N_FOLDS', 'REDUCTION_DATASETS', 'CURVE_METHODS', 'RECORD',
+           'KernelDensityNaiveBayes', 'quantile_bins', 'bin_codes', 'discrete_conditional_mutual_information',
+           'TreeAugmentedNaiveBayes', 'InnerCVClassifier', 'prefix_predictions', 'prefix_accuracies',
+           'SubsampledReducedGNB', 'make_method', 'run_fold', 'within_class_dependence', 'summarize', 'rank_table',
+           'iris_training_accuracy', 'reproduce']
 
 # %% ../../nbs/39_gnb_experiments.ipynb #44446461
 class KernelDensityNaiveBayes(JointLogLikelihoodClassifier):
@@ -301,7 +303,8 @@ METHODS = {  # name -> label
 }
 DATASETS = ("iris", "wine", "breast_cancer_wisconsin_diagnostic", "ionosphere", "sonar", "glass", "parkinsons",
             "pima", "vehicle", "waveform", "segmentation", "letter")
-QUICK_DATASETS = ("iris", "wine", "glass")
+QUICK_DATASETS = ("iris", "wine", "breast_cancer_wisconsin_diagnostic", "glass")  # `--quick`: every fold of these
+N_FOLDS = 10  # StratifiedKFold(N_FOLDS, shuffle=True, random_state=0), quick or full
 REDUCTION_DATASETS = ("breast_cancer_wisconsin_diagnostic", "vehicle", "waveform")
 CURVE_METHODS = ("gnb_gaussian", "gnb_copula")
 _DEPENDENCE = {"gaussian": "gaussian", "copula": "gaussian_copula", "nonparametric": "nonparametric"}
@@ -425,8 +428,8 @@ def _cost(dataset):
     return X.shape[0] ** 2 * X.shape[1]
 
 def reproduce(out_dir: Path | None = None,  # where CSVs and figures go (default: figures/)
-              quick: bool = False,  # 3 small data sets, 3 folds (files get a `_quick` suffix)
-              datasets: list[str] | None = None,  # default DATASETS (QUICK_DATASETS if quick)
+              quick: bool = False,  # QUICK_DATASETS: a named subset of the full run, same folds (files get a `_quick` suffix)
+              datasets: list[str] | None = None,  # only these (of QUICK_DATASETS when quick; default: all of them)
               n_jobs: int = 1,  # parallel (dataset, fold) tasks
               cache_dir: Path | None = None,  # cache of fold results (resumable); None: no cache
               progress: bool = True,
@@ -439,10 +442,10 @@ def reproduce(out_dir: Path | None = None,  # where CSVs and figures go (default
     from xai_geometry.plots import critical_difference_diagram
     from xai_geometry.runner import UsageError, figures_dir, run_tasks, select_datasets
     out_dir = figures_dir(out_dir)
-    datasets = select_datasets(datasets, DATASETS, "reproduce part-c") if datasets else list(QUICK_DATASETS if quick else DATASETS)
-    n_folds = 3 if quick else 10
+    datasets = select_datasets(datasets, QUICK_DATASETS if quick else DATASETS, "reproduce part-c" + (" --quick" if quick else ""))
+    n_folds = N_FOLDS
     sfx = "_quick" if quick else ""
-    tasks = [dict(dataset=d, fold=f, n_folds=n_folds, curve=quick or d in REDUCTION_DATASETS)
+    tasks = [dict(dataset=d, fold=f, n_folds=n_folds, curve=d in REDUCTION_DATASETS)
              for d in sorted(datasets, key=_cost, reverse=True) for f in range(n_folds)]  # largest first: better packing
     res = run_tasks(run_fold, tasks, cache_dir=cache_dir, n_jobs=n_jobs, desc="part C folds", version="4", progress=progress)
     folds = pd.DataFrame([r for t in res for r in t["rows"]])
@@ -485,3 +488,13 @@ def reproduce(out_dir: Path | None = None,  # where CSVs and figures go (default
         axes[0, -1].legend(fontsize=6.5, loc="lower right")
         fig.tight_layout(); p = out_dir / f"part_c_reduction_curve{sfx}.png"; fig.savefig(p, dpi=120); plt.close(fig); written.append(p)
     return written
+
+# %% ../../nbs/39_gnb_experiments.ipynb #c0c0de02
+_TIMES = {"fit_s": "wall time of the fit", "predict_s": "wall time of the prediction"}
+RECORD = (  # the tables a quick run shares with the full run, and how they are compared (`runner.compare_with_record`)
+    RecordTable("part_c_results_folds.csv", "part_c_results_folds_quick.csv", ("dataset", "fold", "method"), ignore=_TIMES),
+    RecordTable("part_c_results.csv", "part_c_results_quick.csv", ("dataset", "method"), ignore=_TIMES),
+    RecordTable("part_c_exp_dependence.csv", "part_c_exp_dependence_quick.csv", ("dataset",)),
+    RecordTable("part_c_exp_reduction_curve.csv", "part_c_exp_reduction_curve_quick.csv",
+                ("dataset", "fold", "method", "isolated", "n_edges")),
+)
