@@ -5,7 +5,8 @@ nbdev's directives are honoured: `#| eval: false` cells never run, and cells fla
 
 - `#| slow`: heavy cells, on with `pytest --nb-flags slow` (continuous integration sets it);
 - `#| khiops`: checks against Khiops, on whenever the Khiops environment is installed;
-- `#| compare`: checks against shap, lime or pgmpy, on whenever the `compare` extra is installed.
+- `#| compare`: checks against shap, lime or pgmpy, on whenever the `compare` extra is installed;
+- `#| cluster`: cells that start or use a Dask cluster, on whenever the `cluster` extra is installed.
 
 A flag that is off because its tool is missing is named, with the reason, in a warning of the notebook's
 item (pytest's warnings summary), so that an absent reference is visible, never silent; the rest of the
@@ -38,8 +39,10 @@ def _tool_flags() -> dict:
     from xai_geometry.khiops import khiops_available
     ok, why = khiops_available()
     missing = [m for m in ("shap", "lime", "pgmpy") if importlib.util.find_spec(m) is None]
+    no_dask = [m for m in ("dask", "distributed") if importlib.util.find_spec(m) is None]
     return {"khiops": None if ok else why,
-            "compare": f"{', '.join(missing)} not installed (pip install -e '.[compare]')" if missing else None}
+            "compare": f"{', '.join(missing)} not installed (pip install -e '.[compare]')" if missing else None,
+            "cluster": f"{', '.join(no_dask)} not installed (pip install -e '.[cluster]')" if no_dask else None}
 
 
 def _flags_in(nb: Path) -> set:

@@ -47,6 +47,7 @@ def site_sections(stems: list[str]) -> list[tuple[str, list[str]]]:
 _FLAG_NEEDS = {
     "compare": 'the `compare` extra (`pip install -e ".[compare]"`)',
     "khiops": "Khiops in its own environment (see the README)",
+    "cluster": 'the `cluster` extra (`pip install -e ".[cluster]"`)',
 }
 
 def _split_directives(src: str) -> tuple[dict, str]:
