@@ -88,10 +88,10 @@ def bench(out_dir: Path | str,   # directory that receives bench_part_b.csv
     peer, _ = median_time(lambda: svc.decision_function(Xe), repeats, warmup=1)
     add("svm", "sklearn SVC.decision_function (peer)", N, peer, peer, note)
     add("svm", "NeuralizedSVM.decision_function", N, median_time(lambda: net.decision_function(Xe), repeats, warmup=1)[0], peer, note)
-    add("svm", "NeuralizedSVM.explain", N, median_time(lambda: net.explain(Xe), repeats, warmup=1)[0], peer, note)
+    add("svm", "NeuralizedSVM.relevance", N, median_time(lambda: net.relevance(Xe), repeats, warmup=1)[0], peer, note)
     net_mt = NeuralizedSVM(svc, blas_threads=None)
-    add("svm", "NeuralizedSVM.explain, BLAS default threads", N,
-        median_time(lambda: net_mt.explain(Xe), repeats, warmup=1)[0], peer, note)
+    add("svm", "NeuralizedSVM.relevance, BLAS default threads", N,
+        median_time(lambda: net_mt.relevance(Xe), repeats, warmup=1)[0], peer, note)
     eta0 = heuristic_eta_svm(net.gamma_)
     add("svm", "E_η with E_1 by (n × m × d) broadcasting", N,
         median_time(lambda: _broadcast_explain(net, Xe, eta0, net.gamma_), max(1, repeats // 2))[0], peer, note)
@@ -105,7 +105,7 @@ def bench(out_dir: Path | str,   # directory that receives bench_part_b.csv
     rng = np.random.default_rng(0)
     Xp = Xp * rng.uniform(0.1, 100, 30) + rng.uniform(-50, 50, 30)          # raw features in unequal units
     pipe = make_pipeline(StandardScaler(), SVC()).fit(Xp[:n_tr], yp[:n_tr]); Xq = Xp[n_tr:]
-    same = bool(np.array_equal(NeuralizedPipeline(pipe).explain(Xq), NeuralizedSVM(pipe[-1]).explain(pipe[:-1].transform(Xq)))
+    same = bool(np.array_equal(NeuralizedPipeline(pipe).relevance(Xq), NeuralizedSVM(pipe[-1]).relevance(pipe[:-1].transform(Xq)))
                 and np.array_equal(explain(pipe, Xq).values, NeuralizedSVM(pipe[-1]).explain_terms(pipe[:-1].transform(Xq)).relevance))
     assert same, "the pipeline's relevance differs from NeuralizedSVM on the transformed rows"
     n_sv = int(pipe[-1].n_support_.sum())
@@ -114,8 +114,8 @@ def bench(out_dir: Path | str,   # directory that receives bench_part_b.csv
     add("pipeline", "sklearn Pipeline.decision_function (peer)", N, peer, peer, note)
     add("pipeline", "neuralized.explain(pipeline, X) → Explanation", N,
         median_time(lambda: explain(pipe, Xq), repeats, warmup=1)[0], peer, note)
-    add("pipeline", "NeuralizedPipeline(pipeline).explain(X) → array", N,
-        median_time(lambda: NeuralizedPipeline(pipe).explain(Xq), repeats, warmup=1)[0], peer, note)
+    add("pipeline", "NeuralizedPipeline(pipeline).relevance(X) → array", N,
+        median_time(lambda: NeuralizedPipeline(pipe).relevance(Xq), repeats, warmup=1)[0], peer, note)
     per_row, how = _shap_kernel_per_row(pipe, Xp[:n_tr], Xq[:1] if quick else Xq[:3], 10 if quick else 100,
                                         100 if quick else 2 * 30 + 2048, progress)
     add("pipeline", "shap.KernelExplainer, extrapolated", N, np.nan if per_row is None else per_row * N, peer,
@@ -135,7 +135,7 @@ def bench(out_dir: Path | str,   # directory that receives bench_part_b.csv
     peer, _ = median_time(lambda: knn.predict(Xkq), repeats, warmup=1)
     add("knn", "sklearn KNeighborsClassifier.predict (peer)", n_ex, peer, peer, note)
     add("knn", "NeuralizedKNN.decision_function", n_ex, median_time(lambda: nk.decision_function(Xkq), repeats, warmup=1)[0], peer, note)
-    add("knn", "NeuralizedKNN.explain", n_ex, median_time(lambda: nk.explain(Xkq), repeats, warmup=1)[0], peer, note)
+    add("knn", "NeuralizedKNN.relevance", n_ex, median_time(lambda: nk.relevance(Xkq), repeats, warmup=1)[0], peer, note)
     # --- the tabular models people have, behind a scaler: k-NN and kernel ridge, against shap's KernelExplainer
     from sklearn.kernel_ridge import KernelRidge
     Xt, yt = load("breast_cancer"); Xr, yr = load("concrete")

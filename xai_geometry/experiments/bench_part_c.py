@@ -38,7 +38,7 @@ def discretize(X: np.ndarray, y: np.ndarray, bins: int = 5) -> pd.DataFrame:
 
 def learn_gnb_structure(X, y, dependence="gaussian"):
     "The timed work: all edge weights, then Kruskal."
-    return learn_structure(conditional_mutual_information(X, y, dependence))
+    return learn_structure(conditional_mutual_information(X, y, dependence=dependence))
 
 def pairwise_loop_weights(X, y, n_neighbors: int = 4, random_state=0) -> np.ndarray:
     "The straightforward nonparametric code path: one `ksg_mutual_information` call per (class, pair) — the peer of the all-pairs function."

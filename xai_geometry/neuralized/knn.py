@@ -81,7 +81,7 @@ class NeuralizedKNN:
 
     def _options(self, eta, kappa):
         "η and κ checked (the message names the option), Table 1's defaults filled in."
-        check_params(f"{type(self).__name__}.explain",
+        check_params(f"{type(self).__name__}.relevance",
                      {"eta": [Float(0, 1), None], "kappa": [Int(0, self.q_ - 1), None]}, {"eta": eta, "kappa": kappa})
         return (heuristic_eta_knn(self.n_neighbors) if eta is None else float(eta),
                 heuristic_kappa_knn(self.n_neighbors) if kappa is None else int(kappa))

@@ -78,7 +78,7 @@ class NeuralizedL1KNN:
         return [slice(s, s + step) for s in range(0, n, step)]
 
     def _kappa(self, kappa):
-        check_params(f"{type(self).__name__}.explain", {"kappa": [Int(0, self.q_ - 1)]}, {"kappa": kappa})
+        check_params(f"{type(self).__name__}.relevance", {"kappa": [Int(0, self.q_ - 1)]}, {"kappa": kappa})
         return int(kappa)
 
     @staticmethod

@@ -115,7 +115,7 @@ class NeuralizedMulticlassSVM:
 
     def _options(self, eta, beta):
         "η and β checked (the message names the option), Table 1's defaults for γ filled in."
-        check_params(f"{type(self).__name__}.explain", SoftPoolNetwork._explain_constraints, {"eta": eta, "beta": beta})
+        check_params(f"{type(self).__name__}.relevance", SoftPoolNetwork._explain_constraints, {"eta": eta, "beta": beta})
         return (heuristic_eta_svm(self.gamma_) if eta is None else float(eta),
                 heuristic_beta_svm(self.gamma_) if beta is None else float(beta))
 

@@ -126,7 +126,7 @@ class SoftPoolNetwork:
 
     def _options(self, eta, beta):
         "η and β checked (the message names the option), Table 1's defaults filled in."
-        check_params(f"{type(self).__name__}.explain", self._explain_constraints, {"eta": eta, "beta": beta})
+        check_params(f"{type(self).__name__}.relevance", self._explain_constraints, {"eta": eta, "beta": beta})
         return (heuristic_eta_svm(self.gamma_) if eta is None else float(eta),
                 heuristic_beta_svm(self.gamma_) if beta is None else float(beta))
 
