@@ -208,7 +208,7 @@ def _notebook_trees(nb):
 
 
 # Notebooks whose timing assertions are being rewritten elsewhere: strict, so that the entry goes once they are.
-TIMING_BEING_REWRITTEN = {"48_which_explainer": "its cost claims are rewritten as ratios in the documentation's own change"}
+TIMING_BEING_REWRITTEN: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("nb", [pytest.param(p, marks=pytest.mark.xfail(reason=TIMING_BEING_REWRITTEN[p.stem], strict=True))
