@@ -116,20 +116,20 @@ def lime_reference(model, X, X_train, *, random_state: int = 0) -> np.ndarray:
 def shapley_mean_reference(model, X, X_train, *, random_state: int = 0) -> np.ndarray:
     """Our Shapley values of f against the training mean (v(S) = f(x_S, mean_rest)): every coalition
     enumerated, i.e. exact, for d <= 11; KernelSHAP's sampled estimate beyond (library `kernel_shap`)."""
-    return kernel_shap(model, X, X_train, random_state=random_state)
+    return kernel_shap(model, X, background=X_train, random_state=random_state)
 
 # %% ../../nbs/27_experiments.ipynb #1d6e3354
 def lrp(model, X, **options) -> np.ndarray:
     "LRP of the neuralized model (Table-1 heuristics unless `options` give eta/beta/kappa), (n, d)."
     net = NeuralizedSVM(model) if isinstance(model, SVC) else NeuralizedKNN(model)
-    return net.explain(X, **options)
+    return net.relevance(X, **options)
 
 
 def gradient_x_input_g(model, X) -> np.ndarray:
     """Gradient x input on the neuralized output g = log A+ - log A- (ablation of Fig. 3):
     grad g = 2 gamma (u+ - u-) with the pooling means at beta = gamma, i.e. gamma * E_0 (eta = 0)."""
     net = NeuralizedSVM(model)
-    return net.gamma_ * net.explain(X, eta=0.0, beta=net.gamma_)
+    return net.gamma_ * net.relevance(X, eta=0.0, beta=net.gamma_)
 
 
 SVM_METHODS = ("lrp", "gradient_x_input", "sensitivity", "integrated_gradients", "occlusion",
@@ -172,7 +172,7 @@ def relevance(method: str, model, X, X_train, *, random_state: int = 0, **option
     if method not in BASELINES:
         raise ValueError(f"method must be 'lrp', 'lrp_eta=<η>', 'kernel_shap', 'lime', 'shapley_mean', "
                          f"'gradient_x_input_g' or one of {sorted(BASELINES)}, got {method!r}")
-    R = BASELINES[method](model, X, X_train, random_state=random_state)
+    R = BASELINES[method](model, X, background=X_train, random_state=random_state)
     if method == "sensitivity":
         R = R * np.where(explained_model(model).output(X) > 0, 1.0, -1.0)[:, None]
     return R
