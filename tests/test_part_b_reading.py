@@ -118,3 +118,25 @@ def test_the_counts_on_the_committed_tables(committed):
                    ("knn", "0"): [5, 3, 6], ("knn", "1"): [3, 2, 5], ("knn", "2"): [3, 1, 4], ("knn", "pooled"): [6, 3, 6]}
     assert C.loc[("svm", "0"), "sets_significantly_top2"] == "breast_cancer breastmnist catalyst diabetes"
     assert C.loc[("knn", "0"), "sets_significantly_top2"] == "breast_cancer breastmnist pneumoniamnist"
+
+
+def test_the_ablation_column_is_lrp_at_the_authors_eta(committed):
+    """LRP-SVM at η = 0, β = γ is γ⁻¹ × gradient × input on g, so the same flipping order: Table 2's `gradient_x_input_g`
+    column is LRP under the authors' code's η (0 for 0.1 < γ < 0.316), and the verdict under that η follows from it."""
+    from sklearn.svm import SVC
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(80, 4)); y = (X[:, 0] - X[:, 2] > 0).astype(int)
+    for g in (0.12, 0.3):
+        svc = SVC(gamma=g, C=10.0).fit(X, y)
+        np.testing.assert_allclose(E.gradient_x_input_g(svc, X[:10]), g * E.lrp(svc, X[:10], eta=0.0), rtol=1e-12)
+        assert np.array_equal(np.argsort(-E.gradient_x_input_g(svc, X[:10]), 1), np.argsort(-E.lrp(svc, X[:10], eta=0.0), 1))
+    P, V = committed
+    T = pd.read_csv(FIGURES / "part_b_table2.csv")
+    t = T[(T.model == "svm") & (T.method == "lrp")]
+    gam = t.params.str.extract(r"gamma=([\d.e+-]+)")[0].astype(float)
+    rows = set(zip(t.dataset[(gam > 0.1) & (gam < 10 ** -0.5)], t.seed[(gam > 0.1) & (gam < 10 ** -0.5)]))
+    assert rows == {("wine_quality", 0), ("breast_cancer", 2)}
+    hit = (P.model == "svm").to_numpy() & np.array([(d, s) in rows for d, s in zip(P.dataset, P.seed)])
+    C = E.verdict_counts(E.verdict_table(P.assign(lrp=np.where(hit, P.gradient_x_input_g, P.lrp)))).set_index(["model", "split"])
+    assert C.loc[("svm", "0"), "top2"] == 6 and C.loc[("svm", "pooled"), "top2"] == 8
+    assert C.loc[("svm", "pooled"), "significantly_top2"] == 5
