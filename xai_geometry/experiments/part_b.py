@@ -28,11 +28,12 @@ from .part_b_data import binarized, select_model, split_scale
 __all__ = ['KERNEL_SHAP_VARIANTS', 'SVM_METHODS', 'KNN_METHODS', 'EXTRA_METHODS', 'KNN_ETAS', 'EXPENSIVE', 'METHOD_LABELS',
            'TASK_VERSION', 'TABLE2_SEEDS', 'IMAGE_DIM', 'PAPER_SVM_GAMMA', 'PAPER_TABLE2_TEXT', 'PAPER_CLAIMS',
            'PAPER_LRP_SVM', 'PAPER_DIABETES_SVM_ROW', 'PAPER_DIABETES_KERNEL_SHAP', 'RANKED', 'CLAIM_BASELINES',
-           'KNN_SWEEP_KS', 'KNN_SWEEP_METHODS', 'QUICK_DATASETS', 'IMAGE_SETS', 'FIG2_GAMMAS', 'FIG2_KS',
-           'SYNTHETIC_SEEDS', 'KERNEL_SHAP_VARIANT_CELLS', 'kernel_shap_l1_rule', 'kernel_shap_reference',
+           'VERDICT_RULES', 'KNN_SWEEP_KS', 'KNN_SWEEP_METHODS', 'QUICK_DATASETS', 'IMAGE_SETS', 'FIG2_GAMMAS',
+           'FIG2_KS', 'SYNTHETIC_SEEDS', 'KERNEL_SHAP_VARIANT_CELLS', 'kernel_shap_l1_rule', 'kernel_shap_reference',
            'lime_reference', 'shapley_mean_reference', 'lrp', 'gradient_x_input_g', 'relevance', 'budget',
            'table2_task', 'table2_points', 'table2_frame', 'table2_summary', 'paired_differences', 'claim_counts',
-           'knn_k_task', 'kernel_shap_variants_task', 'sweep_task', 'synthetic_task', 'runtime_task', 'reproduce']
+           'verdict_table', 'verdict_counts', 'knn_k_task', 'kernel_shap_variants_task', 'sweep_task', 'synthetic_task',
+           'runtime_task', 'reproduce']
 
 # %% ../../nbs/27_experiments.ipynb #1fbc8e18
 def _need(module: str):
@@ -116,20 +117,20 @@ def lime_reference(model, X, X_train, *, random_state: int = 0) -> np.ndarray:
 def shapley_mean_reference(model, X, X_train, *, random_state: int = 0) -> np.ndarray:
     """Our Shapley values of f against the training mean (v(S) = f(x_S, mean_rest)): every coalition
     enumerated, i.e. exact, for d <= 11; KernelSHAP's sampled estimate beyond (library `kernel_shap`)."""
-    return kernel_shap(model, X, X_train, random_state=random_state)
+    return kernel_shap(model, X, background=X_train, random_state=random_state)
 
 # %% ../../nbs/27_experiments.ipynb #1d6e3354
 def lrp(model, X, **options) -> np.ndarray:
     "LRP of the neuralized model (Table-1 heuristics unless `options` give eta/beta/kappa), (n, d)."
     net = NeuralizedSVM(model) if isinstance(model, SVC) else NeuralizedKNN(model)
-    return net.explain(X, **options)
+    return net.relevance(X, **options)
 
 
 def gradient_x_input_g(model, X) -> np.ndarray:
     """Gradient x input on the neuralized output g = log A+ - log A- (ablation of Fig. 3):
     grad g = 2 gamma (u+ - u-) with the pooling means at beta = gamma, i.e. gamma * E_0 (eta = 0)."""
     net = NeuralizedSVM(model)
-    return net.gamma_ * net.explain(X, eta=0.0, beta=net.gamma_)
+    return net.gamma_ * net.relevance(X, eta=0.0, beta=net.gamma_)
 
 
 SVM_METHODS = ("lrp", "gradient_x_input", "sensitivity", "integrated_gradients", "occlusion",
@@ -172,7 +173,7 @@ def relevance(method: str, model, X, X_train, *, random_state: int = 0, **option
     if method not in BASELINES:
         raise ValueError(f"method must be 'lrp', 'lrp_eta=<η>', 'kernel_shap', 'lime', 'shapley_mean', "
                          f"'gradient_x_input_g' or one of {sorted(BASELINES)}, got {method!r}")
-    R = BASELINES[method](model, X, X_train, random_state=random_state)
+    R = BASELINES[method](model, X, background=X_train, random_state=random_state)
     if method == "sensitivity":
         R = R * np.where(explained_model(model).output(X) > 0, 1.0, -1.0)[:, None]
     return R
@@ -394,7 +395,8 @@ def claim_counts(P: pd.DataFrame, *, reference: str = "lrp", by=("dataset", "mod
     """The two counts of §6.3 for the points `P`, per group of `by` minus "dataset" (e.g. per seed):
 
     * `svm_lrp_top2`: data sets where LRP-SVM ranks first or second by mean AUFC (`raw`), and where
-      at most one method is significantly better than it (`significant`);
+      the paired tests put it there (`significant`: significantly better than every other method
+      except at most one — `verdict_table`'s `significantly_top2`);
     * `knn_lrp_beats_occlusion_lime_kernelshap`: data sets where LRP-KNN has a lower mean AUFC than
       occlusion, LIME and KernelSHAP (`raw`), and where it wins the paired test against all three
       (`significant`)."""
@@ -411,7 +413,7 @@ def claim_counts(P: pd.DataFrame, *, reference: str = "lrp", by=("dataset", "mod
             for ds, h in g.groupby("dataset", sort=True):
                 if model == "svm":
                     ok_raw = (h["diff"] > 0).sum() <= 1                  # rank <= 2: at most one method with a lower mean
-                    ok_sig = (h.outcome == "loss").sum() <= 1              # at most one significantly better
+                    ok_sig = (h.outcome == "win").sum() >= len(h) - 1      # significantly better than all but at most one
                 else:
                     h = h[h.method.isin(CLAIM_BASELINES)]
                     ok_raw = len(h) == len(CLAIM_BASELINES) and bool((h["diff"] < 0).all())
@@ -423,6 +425,62 @@ def claim_counts(P: pd.DataFrame, *, reference: str = "lrp", by=("dataset", "mod
                              paper=PAPER_CLAIMS[claim][0], raw=raw, significant=sig, n_sets=g.dataset.nunique(),
                              sets_raw=" ".join(sets_raw), sets_significant=" ".join(sets_sig)))
     return pd.DataFrame(rows)
+
+# %% ../../nbs/27_experiments.ipynb #6e76d73d
+def verdict_table(P: pd.DataFrame, reference: str = "lrp", *, alpha: float = 0.05, pooled: bool = True) -> pd.DataFrame:
+    """The verdict on `reference` (LRP) by one rule for both models, from the per-point AUFCs `P`
+    (`table2_points`): one row per (data set, model, split seed) and, with `pooled`, per (data set,
+    model) over all its split seeds (`split` = "pooled"; a data set with one split pools to that split).
+
+    Among the model's ranked methods (`RANKED`: the paper's columns), `rank` is the reference's rank by
+    mean AUFC over the explained points (1 = best; a tie shares the better rank); `top2` = rank <= 2,
+    the paper's criterion. Beside it the paired t-tests of `paired_differences` against every other
+    ranked method, the same test and `alpha` for both models: `wins` / `ties` / `losses` of the
+    reference, `significantly_top2` = significantly better than every other method except at most one,
+    `beaten_by_at_most_one` = significantly worse than at most one (the same rule read the other way:
+    what the tests cannot rule out). `n_points` = explained points; the pooled test treats the points of
+    the splits as one sample (each split with its own model)."""
+    groups = [("seed", P)] + ([("pooled", P)] if pooled else [])
+    rows = []
+    for kind, Q in groups:
+        by = ("dataset", "model", "seed") if kind == "seed" else ("dataset", "model")
+        D = paired_differences(Q, reference, by=by, alpha=alpha)
+        if D.empty: continue
+        for key, g in Q.groupby(list(by), sort=True):
+            d = dict(zip(by, key))
+            h = D[(D.dataset == d["dataset"]) & (D.model == d["model"])]
+            if kind == "seed": h = h[h.seed == d["seed"]]
+            if h.empty: continue
+            methods = [m for m in RANKED[d["model"]] if m in g.columns and g[m].notna().all()]
+            means = g[methods].mean()
+            others = means.drop(reference)
+            w, l = int((h.outcome == "win").sum()), int((h.outcome == "loss").sum())
+            rows.append(dict(dataset=d["dataset"], model=d["model"], split=str(d["seed"]) if kind == "seed" else "pooled",
+                             n_points=len(g), n_methods=len(methods), rank=int((others < means[reference]).sum()) + 1,
+                             aufc=means[reference], best_other=others.idxmin(), best_other_aufc=others.min(),
+                             wins=w, ties=len(h) - w - l, losses=l))
+    V = pd.DataFrame(rows)
+    if V.empty: return V
+    V["top2"] = V["rank"] <= 2
+    V["significantly_top2"] = V.wins >= V.n_methods - 2
+    V["beaten_by_at_most_one"] = V.losses <= 1
+    return V
+
+
+#: the three readings of `verdict_table`, in the order they are reported
+VERDICT_RULES = ("top2", "significantly_top2", "beaten_by_at_most_one")
+
+
+def verdict_counts(V: pd.DataFrame) -> pd.DataFrame:
+    "Per model and split of `verdict_table(...)`: the data sets, and how many (and which) satisfy each rule."
+    rows = []
+    for (model, split), g in V.groupby(["model", "split"], sort=True):
+        r = dict(model=model, split=split, n_sets=len(g), n_points=int(g.n_points.sum()))
+        for rule in VERDICT_RULES:
+            r[rule] = int(g[rule].sum()); r[f"sets_{rule}"] = " ".join(sorted(g.dataset[g[rule]]))
+        rows.append(r)
+    return pd.DataFrame(rows)
+
 
 # %% ../../nbs/27_experiments.ipynb #1c449589
 #: k of the k-NN sweep (all tabular sets, split seed 0, official baselines at every k)
@@ -550,7 +608,7 @@ def reproduce(out_dir,  # directory that receives the part_b_* tables and figure
               progress: bool = True,
              ) -> list[Path]:
     """Part B §6–8: Table 2 (per-point AUFCs of every method on split seeds 0-2, paired differences,
-    the §6.3 counts), the k / η sweep of LRP-KNN, the KernelSHAP settings, Fig. 2 (γ / k sweeps on
+    the §6.3 counts, the verdict on LRP by one rule for both models), the k / η sweep of LRP-KNN, the KernelSHAP settings, Fig. 2 (γ / k sweeps on
     diabetes), Fig. 3 (ablation), Fig. 4 (synthetic ground truth), the runtime table and the two use
     cases (Fig. 5, Fig. 6). Every task is cached, so an interrupted run resumes. Returns the written paths."""
     import matplotlib
@@ -605,6 +663,7 @@ def reproduce(out_dir,  # directory that receives the part_b_* tables and figure
     D, Cl = _pairs_all(P), _claims_all(P)
     save(T, "part_b_table2{sfx}.csv"); save(P, "part_b_table2_points{sfx}.csv.gz")
     save(D, "part_b_table2_pairs{sfx}.csv"); save(Cl, "part_b_table2_claims{sfx}.csv")
+    save(verdict_table(P), "part_b_table2_verdicts{sfx}.csv")
     save(table2_summary(T), "part_b_table2_summary{sfx}.csv")
     fig(plot_figure3(T), "part_b_fig3_ablation{sfx}.png")
     fig(plot_paired(D[D.method.isin(CLAIM_BASELINES + ("shapley_sampling", "shapley_mean"))]), "part_b_table2_paired{sfx}.png")

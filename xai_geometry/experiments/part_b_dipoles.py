@@ -231,7 +231,7 @@ def dipole_use_case(isomer_set: str = "C7H10O2", *, quick: bool = False, source:
                                 mae_predict_mean=float(np.abs(t[tr].mean() - t[te]).mean()),
                                 paper_mae=PAPER_MAE.get((isomer_set, rep))))
                 if explain and scaling == scalings[0]:
-                    E = NeuralizedKernelRegression(krr, level=0.0).explain(Fs[te])  # level = the smallest training dipole
+                    E = NeuralizedKernelRegression(krr, level=0.0).relevance(Fs[te])  # level = the smallest training dipole
                     out[rep] = (te, P[te], E, pred)
     out["mae"] = pd.DataFrame(mae)
     out.update(_pair_tables(isomer_set, els, R, t, out.pop("BoB"), out.pop("CM"), X["Index"].to_numpy()))

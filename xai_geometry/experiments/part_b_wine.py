@@ -54,7 +54,7 @@ def wine_use_case(gamma: float, *, scaling: str = "median", quick: bool = False,
                                         cv_rows=300 if quick else cv_rows)
             C = params["C"]
         est = SVC(kernel="rbf", gamma=g, C=C, class_weight="balanced").fit(Ztr, ya[tr])
-        R[te], F[te], fold[te], geff[te] = NeuralizedSVM(est).explain(Zte), est.decision_function(Zte), f, g
+        R[te], F[te], fold[te], geff[te] = NeuralizedSVM(est).relevance(Zte), est.decision_function(Zte), f, g
     out = pd.DataFrame(Xa, columns=cols)
     for j, c in enumerate(cols): out[f"R_{c}"] = R[:, j]
     for i, (c, v) in enumerate((("gamma", gamma), ("scaling", scaling), ("fold", fold), ("C", C),

@@ -1,0 +1,142 @@
+"""Part B's reading of Table 2: the verdict on LRP by one rule for both models (`verdict_table`), on hand-made
+tables whose answers are known, and on the committed per-point AUFCs against the committed tables."""
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from xai_geometry.experiments import part_b as E
+
+FIGURES = Path(__file__).resolve().parents[1] / "figures"
+COLUMNS = ["rank", "wins", "ties", "losses", *E.VERDICT_RULES]
+
+
+def _rows(name, model, shifts, seed=0, n=40, noise=0.02):
+    "n points of one (data set, model, split): method m = a shared base + shifts[m] + noise (none when noise = 0)."
+    r = np.random.default_rng([seed, len(name)])
+    base = r.uniform(0.2, 0.6, n)
+    return pd.DataFrame(dict(dataset=name, model=model, seed=seed, point=np.arange(n),
+                             **{m: base + s + noise * r.normal(size=n) for m, s in shifts.items()}))
+
+
+def _verdict(P):
+    return E.verdict_table(P).set_index(["dataset", "split"])
+
+
+def test_significant_cases_both_models():
+    "Clearly best, second with one method significantly ahead, third behind two: the same answers for SVM and k-NN."
+    for model, extra in (("knn", "shapley_sampling"), ("svm", "integrated_gradients")):
+        P = pd.concat([_rows("best", model, dict(lrp=-0.2, occlusion=0, kernel_shap=0, lime=0, **{extra: 0})),
+                       _rows("second", model, dict(lrp=0, occlusion=-0.1, kernel_shap=0.1, lime=0.1, **{extra: 0.2})),
+                       _rows("third", model, dict(lrp=0, occlusion=-0.1, kernel_shap=-0.1, lime=0.1, **{extra: 0.1}))])
+        V = _verdict(P).xs("0", level="split")
+        assert V.loc["best", COLUMNS].tolist() == [1, 4, 0, 0, True, True, True], model
+        assert V.loc["second", COLUMNS].tolist() == [2, 3, 0, 1, True, True, True], model
+        assert V.loc["third", COLUMNS].tolist() == [3, 2, 0, 2, False, False, False], model
+        assert (V.n_methods == 5).all() and (V.n_points == 40).all()
+
+
+def test_a_tie_is_top_two_by_rank_but_not_significant():
+    "Every method equal to LRP: rank 1 by convention (a tie shares the better rank), no win, not refuted."
+    for model in ("svm", "knn"):
+        P = _rows("tie", model, dict(lrp=0, occlusion=0, kernel_shap=0, lime=0), noise=0.0)
+        v = _verdict(P).loc[("tie", "0")]
+        assert [v[c] for c in COLUMNS] == [1, 0, 3, 0, True, False, True]
+
+
+def test_noise_without_effect_is_a_tie_not_a_win():
+    "A small mean advantage far from significance counts by rank, not by the tests."
+    P = _rows("small", "knn", dict(lrp=-0.002, occlusion=0, kernel_shap=0, lime=0), noise=0.1, n=30)
+    v = _verdict(P).loc[("small", "0")]
+    assert v["wins"] == 0 and not v["significantly_top2"] and v["beaten_by_at_most_one"]
+
+
+def test_pooling_and_counts():
+    "Pooled over splits = one paired sample of all points; a set with one split pools to it; counts per model and split."
+    P = pd.concat([_rows("a", "svm", dict(lrp=-0.05, occlusion=0, lime=0), seed=s, noise=0.2) for s in (0, 1, 2)]
+                  + [_rows("img", "svm", dict(lrp=-0.3, occlusion=0, lime=0))])
+    V = _verdict(P)
+    assert V.loc[("a", "pooled"), "n_points"] == 120 and V.loc[("img", "pooled"), "n_points"] == 40
+    one = V.loc[("img", "0")].drop("split", errors="ignore")
+    assert V.loc[("img", "pooled"), COLUMNS].tolist() == one[COLUMNS].tolist()
+    D = E.paired_differences(P, "lrp", by=("dataset", "model"))
+    assert V.loc[("a", "pooled"), "wins"] == int((D[D.dataset == "a"].outcome == "win").sum())
+    C = E.verdict_counts(E.verdict_table(P)).set_index(["model", "split"])
+    assert C.loc[("svm", "pooled"), "n_sets"] == 2 and C.loc[("svm", "1"), "n_sets"] == 1
+    assert C.loc[("svm", "pooled"), "top2"] == 2
+
+
+def test_the_svm_statement_and_the_verdict_share_the_rule():
+    "claim_counts' SVM counts are verdict_table's top2 and significantly_top2 (no lenient count for one model only)."
+    P = pd.concat([_rows("second", "svm", dict(lrp=0, occlusion=-0.1, kernel_shap=0.1, lime=0.1, sensitivity=0.2)),
+                   _rows("tie", "svm", dict(lrp=0, occlusion=0, kernel_shap=0, lime=0, sensitivity=0), noise=0.0)])
+    C = E.claim_counts(P).set_index("claim").loc["svm_lrp_top2"]
+    assert (C.raw, C.significant, C.sets_significant) == (2, 1, "second")
+
+
+@pytest.fixture(scope="module")
+def committed():
+    P = pd.read_csv(FIGURES / "part_b_table2_points.csv.gz")
+    return P, E.verdict_table(P)
+
+
+def test_the_committed_verdicts_are_this_function_of_the_committed_points(committed):
+    P, V = committed
+    rec = pd.read_csv(FIGURES / "part_b_table2_verdicts.csv", dtype={"split": str})
+    pd.testing.assert_frame_equal(rec, V, check_exact=False, rtol=1e-4)
+    # the paired tests behind the verdicts are the committed pairs' outcomes
+    D = pd.read_csv(FIGURES / "part_b_table2_pairs.csv", dtype={"seeds": str})
+    D = D[D.method.isin(E.SVM_METHODS + E.KNN_METHODS) & (D.method != "lrp")]
+    D = D[[m in E.RANKED[mo] for m, mo in zip(D.method, D.model)]]
+    n = D.groupby(["dataset", "model", "seeds"]).outcome.value_counts().unstack(fill_value=0)
+    Vi = V.set_index(["dataset", "model", "split"])
+    for key, row in n.iterrows():
+        assert Vi.loc[key, ["wins", "ties", "losses"]].tolist() == [row.get("win", 0), row.get("tie", 0), row.get("loss", 0)], key
+    # the ranks are Table 2's
+    T = pd.read_csv(FIGURES / "part_b_table2.csv")
+    t = T[(T.method == "lrp")].assign(split=lambda d: d.seed.astype(str)).set_index(["dataset", "model", "split"])["rank"]
+    assert (Vi.loc[t.index, "rank"] == t.astype(int)).all()
+
+
+def test_the_committed_claims_table_is_rederived(committed):
+    "part_b_table2_claims.csv is what reproduce writes from the committed per-point AUFCs."
+    P, _ = committed
+    rec = pd.read_csv(FIGURES / "part_b_table2_claims.csv", dtype={"seeds": str})
+    new = E._claims_all(P)
+    for c in ("raw", "significant", "n_sets", "paper"):
+        assert rec[c].tolist() == new[c].tolist(), c
+    assert rec.sets_significant.fillna("").tolist() == new.sets_significant.tolist()
+
+
+def test_the_counts_on_the_committed_tables(committed):
+    "The counts the notebook reports: by the paper's criterion, significantly, and not refuted, per model and split."
+    _, V = committed
+    C = E.verdict_counts(V).set_index(["model", "split"])
+    got = {k: C.loc[k, list(E.VERDICT_RULES)].tolist() for k in C.index}
+    assert got == {("svm", "0"): [6, 4, 8], ("svm", "1"): [5, 3, 7], ("svm", "2"): [5, 2, 7], ("svm", "pooled"): [7, 5, 8],
+                   ("knn", "0"): [5, 3, 6], ("knn", "1"): [3, 2, 5], ("knn", "2"): [3, 1, 4], ("knn", "pooled"): [6, 3, 6]}
+    assert C.loc[("svm", "0"), "sets_significantly_top2"] == "breast_cancer breastmnist catalyst diabetes"
+    assert C.loc[("knn", "0"), "sets_significantly_top2"] == "breast_cancer breastmnist pneumoniamnist"
+
+
+def test_the_ablation_column_is_lrp_at_the_authors_eta(committed):
+    """LRP-SVM at η = 0, β = γ is γ⁻¹ × gradient × input on g, so the same flipping order: Table 2's `gradient_x_input_g`
+    column is LRP under the authors' code's η (0 for 0.1 < γ < 0.316), and the verdict under that η follows from it."""
+    from sklearn.svm import SVC
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(80, 4)); y = (X[:, 0] - X[:, 2] > 0).astype(int)
+    for g in (0.12, 0.3):
+        svc = SVC(gamma=g, C=10.0).fit(X, y)
+        np.testing.assert_allclose(E.gradient_x_input_g(svc, X[:10]), g * E.lrp(svc, X[:10], eta=0.0), rtol=1e-12)
+        assert np.array_equal(np.argsort(-E.gradient_x_input_g(svc, X[:10]), 1), np.argsort(-E.lrp(svc, X[:10], eta=0.0), 1))
+    P, V = committed
+    T = pd.read_csv(FIGURES / "part_b_table2.csv")
+    t = T[(T.model == "svm") & (T.method == "lrp")]
+    gam = t.params.str.extract(r"gamma=([\d.e+-]+)")[0].astype(float)
+    rows = set(zip(t.dataset[(gam > 0.1) & (gam < 10 ** -0.5)], t.seed[(gam > 0.1) & (gam < 10 ** -0.5)]))
+    assert rows == {("wine_quality", 0), ("breast_cancer", 2)}
+    hit = (P.model == "svm").to_numpy() & np.array([(d, s) in rows for d, s in zip(P.dataset, P.seed)])
+    C = E.verdict_counts(E.verdict_table(P.assign(lrp=np.where(hit, P.gradient_x_input_g, P.lrp)))).set_index(["model", "split"])
+    assert C.loc[("svm", "0"), "top2"] == 6 and C.loc[("svm", "pooled"), "top2"] == 8
+    assert C.loc[("svm", "pooled"), "significantly_top2"] == 5
