@@ -202,7 +202,8 @@ def shapley_values(model,  # a fitted WeightedNaiveBayes (or from_counts / from_
                   ) -> np.ndarray:  # (n, M, J)
     """Exact interventional Shapley values phi_m^(j)(x) = t_m^(j)(x_m) - E_b[t_m^(j)(b_m)] of every row, feature
     and class (eq. (21)): the fast layer under `explain`. The output is a sum of per-feature terms t, so this is
-    its Shapley value for any background whose features are drawn independently (only their marginals matter)."""
+    its interventional Shapley value for any background rows, independent features or not: the value of a
+    coalition, E_b[f(x_S, b_rest)], reads only the background's marginals."""
     output = _check_options(output, complement)
     if _is_pipeline(model):
         final, Xt, Bt = _through_pipeline(model, X, background)
