@@ -104,16 +104,16 @@ def _bench(out_dir, repeats, quick, progress, blas_threads):
     reps3 = max(1, min(repeats, 3))
     peer_case, big_case = ((1000, 10), (2000, 30)) if quick else ((10_000, 30), (10_000, 300))
     X, y = bench_data(*peer_case)
-    assert np.array_equal(pairwise_loop_weights(X, y), conditional_mutual_information(X, y, "nonparametric", random_state=0, n_jobs=2))
+    assert np.array_equal(pairwise_loop_weights(X, y), conditional_mutual_information(X, y, dependence="nonparametric", random_state=0, n_jobs=2))
     run("gnb", "nonparametric_pair_loop", *peer_case, lambda: pairwise_loop_weights(X, y), reps3)
-    run("gnb", "nonparametric_all_pairs", *peer_case, lambda: conditional_mutual_information(X, y, "nonparametric", random_state=0), reps3)
+    run("gnb", "nonparametric_all_pairs", *peer_case, lambda: conditional_mutual_information(X, y, dependence="nonparametric", random_state=0), reps3)
     run("gnb", "nonparametric_2_threads", *peer_case,
-        lambda: conditional_mutual_information(X, y, "nonparametric", random_state=0, n_jobs=2), reps3)
+        lambda: conditional_mutual_information(X, y, dependence="nonparametric", random_state=0, n_jobs=2), reps3)
     X, y = bench_data(*big_case)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # the projected-time warning: the time is what is measured here
         run("gnb", "nonparametric_2_threads", *big_case,
-            lambda: learn_structure(conditional_mutual_information(X, y, "nonparametric", random_state=0, n_jobs=2)), reps3)
+            lambda: learn_structure(conditional_mutual_information(X, y, dependence="nonparametric", random_state=0, n_jobs=2)), reps3)
     if _pgmpy_available():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
