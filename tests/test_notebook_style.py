@@ -69,6 +69,14 @@ def test_no_file_outside_the_repository_is_cited(nb):
     assert not OUTSIDE.search(text), f"{nb.name} cites a file outside the repository: {OUTSIDE.search(text).group(0)}"
 
 
+@pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.stem)
+def test_a_page_opens_with_its_title(nb):
+    "The first cell is a markdown title, `# ...`: the docs take the page's name and the sidebar's entry from it."
+    first = json.loads(nb.read_text(encoding="utf-8"))["cells"][0]
+    src = "".join(first["source"]) if isinstance(first["source"], list) else first["source"]
+    assert first["cell_type"] == "markdown" and src.startswith("# "), f"{nb.name} opens without a '# ' title: {src[:60]!r}"
+
+
 LEAK = re.compile(r"site-packages/|Traceback \(most recent call last\)|/home/[^/\s]+/|/Users/[^/\s]+/")
 
 
