@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -15,9 +16,11 @@ import pandas as pd
 from ..datasets import load
 from ..naive_bayes.modl.encoder import MODLEncoder, _as_text, _encode_target, _is_categorical_column
 from ..naive_bayes.modl.search import _khiops_disc_partition_cost, _khiops_group_partition_cost
+from ..runner import RecordTable
 
 # %% auto #0
-__all__ = ['SIZES', 'QUICK_SIZES', 'khiops_agreement', 'continuous_like', 'growth_exponent', 'plot_bench', 'bench']
+__all__ = ['CONTINUOUS_SOURCES', 'SIZES', 'QUICK_SIZES', 'TIMED_SOURCE', 'RECORD', 'khiops_agreement', 'continuous_like',
+           'khiops_ln_gamma', 'khiops_lngamma', 'growth_exponent', 'plot_bench', 'bench']
 
 # %% ../../nbs/10d_modl_khiops.ipynb #7bd74bfd
 def _sorted_rows(a):
@@ -90,27 +93,70 @@ def khiops_agreement(X: pd.DataFrame,  # training features
     return pd.DataFrame(rows)
 
 # %% ../../nbs/10d_modl_khiops.ipynb #85257500
+CONTINUOUS_SOURCES = {"waveform": 10, "letter": 10}  # shipped set -> columns kept (its first ones)
+
 def continuous_like(n: int,  # rows
                     seed: int = 0,
-                    n_columns: int = 10,  # the first columns of waveform
+                    n_columns: int | None = None,  # the first columns of the source (default: CONTINUOUS_SOURCES)
+                    source: str = "waveform",  # a shipped data set with numeric columns: "waveform" (3 classes) or "letter" (26)
                    ) -> tuple[pd.DataFrame, pd.Series]:
-    "n rows of continuous data: waveform's first columns drawn with replacement, each value times 1 + 0.001 N(0, 1)."
-    X, y = load("waveform")
+    "n rows of continuous data: a shipped set's first columns drawn with replacement, each value times 1 + 0.001 N(0, 1)."
+    if source not in CONTINUOUS_SOURCES: raise ValueError(f"source must be one of {list(CONTINUOUS_SOURCES)}, got {source!r}")
+    X, y = load(source)
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, len(X), n)
-    Xs = X.iloc[idx, :n_columns].reset_index(drop=True)
+    Xs = X.iloc[idx, :(n_columns or CONTINUOUS_SOURCES[source])].reset_index(drop=True).astype(float)
     Xs = Xs * (1.0 + 0.001 * rng.standard_normal(Xs.shape))
     return Xs, y.iloc[idx].reset_index(drop=True)
+
+# %% ../../nbs/10d_modl_khiops.ipynb #c1a2b3d1
+_LANCZOS = (2.5066282746310005, 76.18009172947146, -86.50532032941677, 24.01409824083091,
+            -1.231739572450155, 0.1208650973866179e-2, -0.5395239384953e-5)
+
+def khiops_ln_gamma(z) -> np.ndarray:
+    "ln Gamma(z), z > 0, by Lanczos' series as Khiops computes it (`KWStat::LnGamma`; Numerical Recipes' `gammln`), vectorized."
+    x = np.asarray(z, dtype=float)
+    if np.any(x <= 0): raise ValueError("z must be positive")
+    tmp = x + 5.5
+    tmp = (x + 0.5) * np.log(tmp) - tmp
+    ser = np.full_like(x, 1.000000000190015); y = x.copy()
+    for c in _LANCZOS[1:]:
+        y = y + 1.0; ser = ser + c / y
+    return tmp + np.log(_LANCZOS[0] * ser / x)
+
+@contextmanager
+def khiops_lngamma(n: int):  # the largest k whose log k! the fits inside may read (rows + classes)
+    "Inside the block, the search of Khiops' criterion reads log k! = `khiops_ln_gamma(k + 1)` for k >= 128,000, as Khiops does."
+    from xai_geometry.naive_bayes.modl import search
+    saved = search._KLNF
+    t = search._khiops_lnf_table(max(int(n) + 1, search.KHIOPS_LNF_TABLE_SIZE)).copy()
+    k0 = search.KHIOPS_LNF_TABLE_SIZE
+    t[k0:] = khiops_ln_gamma(np.arange(k0, len(t)) + 1.0)
+    search._KLNF = t
+    try: yield
+    finally: search._KLNF = saved
 
 # %% ../../nbs/10d_modl_khiops.ipynb #34cfecb2
 SIZES = (10_000, 30_000, 100_000, 200_000, 500_000, 1_000_000)
 QUICK_SIZES = (10_000, 30_000)
+TIMED_SOURCE = "waveform"  # timed with `repeats` runs and both Khiops calls; the other sources once, the training call only
 
 def _log(progress, msg):
     if progress: print(msg, flush=True)
 
-def _time_size(X, y, data, repeats, with_khiops, progress):
-    "Interleaved timed runs on one data set: ours, Khiops' training call, Khiops' recoder; medians, and parts per variable."
+def _parts_table(X, y, reference, enc, data):
+    "Per-variable comparison with Khiops (`khiops_agreement`), and whether our partition is the same when the search reads Khiops' log k! above 128,000."
+    J = int(pd.Series(y).nunique())
+    with khiops_lngamma(len(X) + J + 2):
+        enc_lg = MODLEncoder().fit(X, y)
+    parts = khiops_agreement(X, y, reference, encoder=enc)[["variable", "parts", "khiops_parts", "counts_agree",
+                                                             "level", "khiops_level", "cost", "khiops_partition_cost"]]
+    parts.insert(4, "lngamma_same", [bool(np.array_equal(a, b)) for a, b in zip(enc.counts_, enc_lg.counts_)])
+    parts.insert(0, "classes", J); parts.insert(0, "rows", len(X)); parts.insert(0, "data", data)
+    return parts
+
+def _time_size(X, y, data, repeats, with_khiops, progress, recoder=True):
+    "Interleaved timed runs on one data set: ours, Khiops' training call (and its recoder); medians, and the per-variable comparison."
     from xai_geometry.khiops import khiops_recoder_time, run_khiops
     MODLEncoder().fit(X.iloc[:2000], y.iloc[:2000])        # warm-up (imports, caches)
     runs, parts = [], None
@@ -121,20 +167,20 @@ def _time_size(X, y, data, repeats, with_khiops, progress):
         if with_khiops:
             ref = run_khiops(X, y, shapley=False, max_cores=1)
             row["khiops_train_s"] = float(ref["timing_s"]["train"])
-            k = khiops_recoder_time(X, y)
-            row["khiops_call_s"], row["khiops_prep_s"] = float(k["wall"]), float(k["prep"])
-            if parts is None:
-                parts = khiops_agreement(X, y, ref, encoder=enc)[["variable", "parts", "khiops_parts", "counts_agree",
-                                                                   "level", "khiops_level", "cost", "khiops_partition_cost"]]
-                parts.insert(0, "rows", len(X)); parts.insert(0, "data", data)
+            if recoder:
+                k = khiops_recoder_time(X, y)
+                row["khiops_call_s"], row["khiops_prep_s"] = float(k["wall"]), float(k["prep"])
+            if parts is None: parts = _parts_table(X, y, ref, enc, data)
         runs.append(row)
         _log(progress, f"  {data} {len(X):>9,} rows, run {r + 1}/{repeats}: " + ", ".join(f"{k} {v:.2f}" for k, v in row.items()))
     med = pd.DataFrame(runs).median().to_dict()
-    out = dict(data=data, rows=len(X), variables=X.shape[1], repeats=repeats, **med)
+    out = dict(data=data, rows=len(X), variables=X.shape[1], classes=int(pd.Series(y).nunique()), repeats=repeats, **med)
     if with_khiops:
-        out.update(ratio_vs_train=med["ours_s"] / med["khiops_train_s"], ratio_vs_call=med["ours_s"] / med["khiops_call_s"],
-                   ratio_vs_prep=med["ours_s"] / med["khiops_prep_s"],
-                   same_parts=int((parts.parts == parts.khiops_parts).sum()))
+        out.update(ratio_vs_train=med["ours_s"] / med["khiops_train_s"],
+                   ratio_vs_call=med["ours_s"] / med["khiops_call_s"] if recoder else np.nan,
+                   ratio_vs_prep=med["ours_s"] / med["khiops_prep_s"] if recoder else np.nan,
+                   same_parts=int((parts.parts == parts.khiops_parts).sum()), same_counts=int(parts.counts_agree.sum()),
+                   lngamma_same=int(parts.lngamma_same.sum()))
     return out, parts
 
 def growth_exponent(rows, seconds) -> float:
@@ -142,9 +188,9 @@ def growth_exponent(rows, seconds) -> float:
     return float(np.polyfit(np.log(np.asarray(rows, float)), np.log(np.asarray(seconds, float)), 1)[0])
 
 def plot_bench(df: pd.DataFrame, path: Path | None = None):
-    "Log-log figure of the continuous rows of a bench table: our fit and Khiops' calls against the number of rows."
+    "Log-log figure of the timed continuous rows of a bench table: our fit and Khiops' calls against the number of rows."
     import matplotlib.pyplot as plt
-    c = df[df.data == "continuous"]
+    c = df[df.data == TIMED_SOURCE]
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     series = [("ours_s", "MODLEncoder().fit (ours)", "tab:blue", "o")]
     if "khiops_train_s" in c and c.khiops_train_s.notna().all():
@@ -153,7 +199,8 @@ def plot_bench(df: pd.DataFrame, path: Path | None = None):
                    ("khiops_prep_s", "Khiops data preparation (its log)", "tab:red", "v")]
     for col, label, color, mk in series:
         ax.loglog(c.rows, c[col], marker=mk, color=color, label=f"{label}: n^{growth_exponent(c.rows, c[col]):.2f}")
-    ax.set_xlabel("rows (10 continuous variables, 3 classes)"); ax.set_ylabel("seconds (median)")
+    ax.set_xlabel(f"rows ({c.variables.iloc[0]} continuous variables of {TIMED_SOURCE}, jittered; {c.classes.iloc[0]} classes)")
+    ax.set_ylabel("seconds (median)")
     ax.set_title("MODL on continuous data: ours against Khiops 11, same run")
     ax.grid(True, which="both", alpha=0.3); ax.legend(fontsize=8); fig.tight_layout()
     if path is not None: fig.savefig(path, dpi=120)
@@ -161,11 +208,12 @@ def plot_bench(df: pd.DataFrame, path: Path | None = None):
 
 def bench(out_dir: Path,  # where bench_modl.csv, bench_modl_parts.csv and bench_modl.png are written
           *,
-          repeats: int = 5,  # timed runs per size (3 at 500,000 rows and beyond); medians are reported
-          quick: bool = False,  # 10,000 and 30,000 rows, one run, Khiops only if installed
+          repeats: int = 5,  # timed runs per size of TIMED_SOURCE (3 at 500,000 rows and beyond); medians are reported
+          quick: bool = False,  # QUICK_SIZES, one run: the rows of the full tables it shares are the same
           progress: bool = True,
          ) -> pd.DataFrame:
-    "Time MODLEncoder().fit against Khiops on Adult and on continuous data of growing size; writes the table, the parts and the figure."
+    """Time `MODLEncoder().fit` against Khiops on Adult and on continuous data of growing size (`continuous_like` of each
+    of CONTINUOUS_SOURCES); compare the partitions variable by variable; write the table, the parts and the figure."""
     from xai_geometry.khiops import khiops_available
     out_dir = Path(out_dir); out_dir.mkdir(parents=True, exist_ok=True)
     ok, why = khiops_available()
@@ -174,18 +222,31 @@ def bench(out_dir: Path,  # where bench_modl.csv, bench_modl_parts.csv and bench
     rows, parts = [], []
     X, y = load("adult")
     r, p = _time_size(X, y, "adult", repeats, ok, progress); rows.append(r); parts.append(p)
-    for n in (QUICK_SIZES if quick else SIZES):
-        X, y = continuous_like(n)
-        r, p = _time_size(X, y, "continuous", repeats if n < 500_000 else min(repeats, 3), ok, progress)
-        rows.append(r); parts.append(p)
-        if ok: _log(progress, f"{n:>9,} rows: ours {r['ours_s']:.2f} s, Khiops training {r['khiops_train_s']:.2f} s, "
-                              f"ratio {r['ratio_vs_train']:.2f}; same parts on {r['same_parts']}/{r['variables']} variables")
+    for source in CONTINUOUS_SOURCES:
+        timed = source == TIMED_SOURCE
+        for n in (QUICK_SIZES if quick else SIZES):
+            X, y = continuous_like(n, source=source)
+            reps = (repeats if n < 500_000 else min(repeats, 3)) if timed else 1
+            r, p = _time_size(X, y, source, reps, ok, progress, recoder=timed)
+            rows.append(r); parts.append(p)
+            if ok: _log(progress, f"{source} {n:>9,} rows: ours {r['ours_s']:.2f} s, Khiops training {r['khiops_train_s']:.2f} s, "
+                                  f"ratio {r['ratio_vs_train']:.2f}; same parts on {r['same_parts']}/{r['variables']} variables, "
+                                  f"same class counts on {r['same_counts']}")
     df = pd.DataFrame(rows)
     df.to_csv(out_dir / "bench_modl.csv", index=False)
     if ok: pd.concat(parts).to_csv(out_dir / "bench_modl_parts.csv", index=False)
     import matplotlib.pyplot as plt
     plt.close(plot_bench(df, out_dir / "bench_modl.png"))
-    c = df[df.data == "continuous"]
+    c = df[df.data == TIMED_SOURCE]
     _log(progress, f"growth exponent of our fit: {growth_exponent(c.rows, c.ours_s):.2f}" +
          (f"; of Khiops' training call: {growth_exponent(c.rows, c.khiops_train_s):.2f}" if ok else ""))
     return df
+
+# %% ../../nbs/10d_modl_khiops.ipynb #d0c0de02
+_BENCH_TIMES = {c: "a wall time, or a ratio of two" for c in ("ours_s", "ours_cpu_s", "khiops_train_s", "khiops_call_s",
+                                                               "khiops_prep_s", "ratio_vs_train", "ratio_vs_call", "ratio_vs_prep")}
+RECORD = (  # the tables a quick run shares with the full run, and how they are compared (`runner.compare_with_record`)
+    RecordTable("bench_modl_parts.csv", "bench_modl_parts.csv", ("data", "rows", "variable"), requires="khiops"),
+    RecordTable("bench_modl.csv", "bench_modl.csv", ("data", "rows"),
+                ignore={**_BENCH_TIMES, "repeats": "timed runs per size: one in a quick run"}, requires="khiops"),
+)
