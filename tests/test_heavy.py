@@ -147,7 +147,7 @@ def test_khiops_backend_folds_of_record(dataset, fold, tmp_path):
 
 
 # Part B: the per-point AUFCs of Table 2 of record, for the explainers whose result does not depend on which other
-# methods ran (every method of a cell group flips with the same in-painting draws, seeded by the split), recomputed
+# methods ran (every method of a block of points flips with the same in-painting draws, seeded by the block), recomputed
 # by the current code on the first split of two small tabular sets. The CSV keeps five significant digits. For the
 # k-NN, a point whose nearest neighbours are not unique (equal distances among the k + 1 nearest rows of a class, as
 # in data with discrete columns or duplicated rows) may differ: which of the tied rows the network pools decides its
@@ -176,13 +176,14 @@ def test_part_b_table2_points_of_record(key, model, methods):
     from xai_geometry.experiments import part_b as pb
     rec = pd.read_csv(FIGURES / "part_b_table2_points.csv.gz")
     rec = rec[(rec.dataset == key) & (rec.model == model) & (rec.seed == 0)].set_index("point")
-    r = pb.table2_task(key, model, seed=0, methods=methods)
+    sel = pb.model_task(key, model)  # the selection on split 0's whole training split, as the record's
+    models = pd.read_csv(FIGURES / "part_b_models.csv")
+    assert pb._params(sel["params"]) == models[(models.dataset == key) & (models.model == model)].params.item()
+    r = pb.table2_task(key, model, seed=0, methods=methods, params=sel["params"])
     pts = np.asarray(r["points"])
     assert sorted(pts.tolist()) == sorted(rec.index.tolist()), "other explained points"
-    X, y = pb.binarized(key)
-    Xtr, Xte, ytr, yte = pb.split_scale(X, y, max_rows=5000, seed=0)
-    est, params, _ = pb.select_model(model, Xtr, ytr)
-    assert params == r["params"]
+    params = sel["params"]
+    Xtr, Xte, ytr, yte = pb._prepared(key, 0)
     tied = _tied_neighbours(Xte[pts], Xtr, ytr, params["n_neighbors"]) if model == "knn" else np.zeros(len(pts), bool)
     for m in methods:
         got = np.asarray(r["aufc"][m], float); want = rec.loc[pts, m].to_numpy()

@@ -57,6 +57,36 @@ def test_budget_follows_the_paper_on_tabular_sets():
     assert E.budget(11, 320, seed=0)["n_explain"] == 300 and E.budget(11, 320, seed=2)["n_explain"] == 100
     assert E.budget(16, 104)["n_explain"] == 104 and E.budget(16, 104)["n_draws"] == 50
     assert E.budget(784, 300)["n_explain"] == 100
+    q = E.budget(16, 104, quick=True)  # the quick run: the first block of the same run
+    assert q["n_explain"] == E.BLOCK and {k: v for k, v in q.items() if k != "n_explain"} == \
+        {k: v for k, v in E.budget(16, 104).items() if k != "n_explain"}
+
+
+def test_explained_points_of_a_short_run_are_the_first_of_a_long_one():
+    long, short = E._explained_points(104, 104, 3), E._explained_points(104, 10, 3)
+    assert sorted(long.tolist()) == list(range(104)) and short.tolist() == long[:10].tolist()
+    assert E.block_seed(0, 1) != E.block_seed(1, 0) and E.block_seed(2, 5) == E.block_seed(2, 5)
+
+
+def test_a_block_does_not_depend_on_the_points_after_it():
+    "AUFCs of the first block are the same whether 10 or 20 points are explained (per-block random streams)."
+    r10 = E.table2_task("real_estate", "knn", params={"n_neighbors": 5}, n_explain=10, methods=("lrp", "occlusion", "lrp_eta=0"))
+    r20 = E.table2_task("real_estate", "knn", params={"n_neighbors": 5}, n_explain=20, methods=("lrp", "occlusion", "lrp_eta=0"))
+    assert r20["points"][:10].tolist() == r10["points"].tolist()
+    for m in r10["aufc"]:
+        np.testing.assert_array_equal(r10["aufc"][m], r20["aufc"][m][:10])
+    # an η column equal to another shares its relevance and its curves
+    r = E.table2_task("real_estate", "svm", params={"gamma": 1.0, "C": 1.0}, n_explain=10, methods=("lrp", "lrp@code"))
+    assert E.eta_caption(1.0) == E.eta_public_code(1.0) == 0.4
+    np.testing.assert_array_equal(r["aufc"]["lrp"], r["aufc"]["lrp@code"])
+
+
+def test_eta_schedules_differ_where_the_public_code_clips():
+    assert [E.eta_public_code(g) for g in (0.01, 0.1, 0.3, 1, 10, 100)] == [0.0, 0.0, 0.0, 0.4, 0.8, 1.0]
+    np.testing.assert_allclose([E.eta_caption(g) for g in (0.01, 0.1, 0.3, 1, 10, 100)],
+                               [0.0, 0.0, 0.4 * np.log10(0.3) + 0.4, 0.4, 0.8, 1.0])
+    with pytest.raises(ValueError, match="schedule must be one of"):
+        E.method_eta("lrp@other", __import__("sklearn.svm", fromlist=["SVC"]).SVC(gamma=1.0))
 
 
 def test_paired_differences_is_the_paired_t_test():
@@ -86,7 +116,7 @@ def test_claim_counts_raw_and_significant():
 
 
 def test_tiny_table2_cell_group():
-    r = E.table2_task("real_estate", "svm", quick=True, max_rows=200, cv_rows=100,
+    r = E.table2_task("real_estate", "svm", quick=True, max_rows=200, cv_rows=100, grid={"gamma": (1, 3), "C": (1, 100)},
                       methods=("lrp", "gradient_x_input", "gradient_x_input_g"))
     T = E.table2_frame([r])
     assert set(T.method) == {"lrp", "gradient_x_input", "gradient_x_input_g"}
@@ -138,3 +168,32 @@ def test_quick_reproduction_writes_only_into_out_dir(tmp_path):
     assert {"kernel_shap", "lime", "shapley_mean"} <= set(T.method)
     M = pd.read_csv(tmp_path / "out" / "part_b_use_case_dipoles_mae_quick.csv")
     assert set(M.source) == {"qm9_subset"}
+
+
+def test_kernel_shap_decision_and_label_in_one_pass_equal_two_passes():
+    pytest.importorskip("shap", reason="shap (the compare extra) is the reference")
+    for d in (6, 12):  # every coalition enumerated; coalitions sampled
+        X, m = _svm(d, seed=d)
+        both = E.kernel_shap_reference(m, X[:3], X, output="both", random_state=2)
+        np.testing.assert_allclose(both[0], E.kernel_shap_reference(m, X[:3], X, random_state=2), rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(both[1], E.kernel_shap_reference(m, X[:3], X, output="label", random_state=2), rtol=1e-9, atol=1e-12)
+    with pytest.raises(ValueError, match="output must be"):
+        E.kernel_shap_reference(m, X[:1], X, output="proba")
+
+
+def test_the_verdict_under_another_baseline_setting():
+    "Replacing Table 2's KernelSHAP column by a weaker setting moves LRP from third to second; the other settings leave it third."
+    rng = np.random.default_rng(0)
+    base = rng.uniform(0.2, 0.6, 40)
+    noise = lambda: rng.normal(0, 0.005, 40)
+    cols = dict(lrp=base, occlusion=base + 0.3 + noise(), shapley_sampling=base - 0.1 + noise(),
+                kernel_shap=base - 0.2 + noise(), lime=base + 0.2 + noise())
+    cols.update({m: cols["kernel_shap"] for m in E.AXIS_METHODS if m.startswith("kernel_shap:")})
+    cols["kernel_shap:mean_label"] = base + 0.4 + noise()
+    cols["lime:n100"] = cols["lime"]
+    P = pd.DataFrame(dict(dataset="diabetes", model="knn", seed=0, point=np.arange(40), **cols))
+    S = E.baseline_settings(P, sets=("diabetes",))
+    got = S[S.split == "0"].set_index("setting").top2
+    assert got["Kernel SHAP, mean reference, label"] == 1
+    assert got.drop("Kernel SHAP, mean reference, label").eq(0).all()
+    assert set(S.setting) == set(E.BASELINE_SETTINGS)
