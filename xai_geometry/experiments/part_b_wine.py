@@ -17,14 +17,16 @@ from ..neuralized.svm import NeuralizedSVM
 from .part_b_data import SVM_CS, select_model
 
 # %% auto #0
-__all__ = ['WINE_GAMMAS', 'WINE_SCALINGS', 'CHLORIDE_SPLIT', 'SUGAR_SPLIT', 'wine_use_case', 'wine_interactions', 'wine_verdicts',
-           'plot_wine', 'plot_wine_interactions']
+__all__ = ['WINE_GAMMAS', 'WINE_SCALINGS', 'CHLORIDE_SPLIT', 'SUGAR_SPLIT', 'WINE_REPETITIONS', 'WINE_READINGS', 'wine_use_case',
+           'wine_interactions', 'wine_verdicts', 'wine_refit_task', 'wine_refit', 'plot_wine', 'plot_wine_interactions']
 
 # %% ../../nbs/27a_use_case_wine.ipynb #7a33dc93
 WINE_GAMMAS = (1e-4, 0.2)
 WINE_SCALINGS = ("median", "zscore")
 #: the authors' splits for Fig. 5 (g/L): chlorides for the sugar panel, residual sugar for the pH panel
 CHLORIDE_SPLIT, SUGAR_SPLIT = 0.10, 10.0
+#: repeated cross-fits per γ and scaling: repetition r shuffles the five folds with seed r (r = 0 is the one-fit run)
+WINE_REPETITIONS = 40
 
 
 def wine_use_case(gamma: float, *, scaling: str = "median", quick: bool = False, n_folds: int = 5, seed: int = 0,
@@ -98,7 +100,9 @@ def wine_interactions(W: pd.DataFrame, gamma: float = 0.2, scaling: str = "media
     Sugar relevance by chloride group: quadratic fit (coefficient `quad`, 95 % interval, vertex in g/L
     and the group's 5th-95th sugar percentiles) and linear fit (`slope`, interval). pH relevance by
     sugar group: linear slope of pH relevance on pH (negative = the more acidic, the more relevant),
-    and the mean relevance of the acidic wines (pH below the median of all wines) with its interval."""
+    and the mean relevance of the acidic wines (pH below the median of all wines) with its interval.
+    Each interval is one fit's (the wines as independent draws around the five fitted models, standard
+    errors in `*_se`); `wine_refit` adds the spread over repeated cross-fits."""
     Wg = W[(W.gamma == gamma) & (W.scaling == scaling)]
     if Wg.empty: raise ValueError(f"no wines with gamma={gamma} and scaling={scaling!r} in W")
     if not 0 <= trim < 0.5: raise ValueError(f"trim must lie in [0, 0.5), got {trim!r}")
@@ -114,7 +118,8 @@ def wine_interactions(W: pd.DataFrame, gamma: float = 0.2, scaling: str = "media
         rows.append(dict(reading="sugar by chlorides", group=name, split=cs, n=n,
                          quad=b2[2], quad_low=_ci(b2[2], se2[2], 3, n)[0], quad_high=_ci(b2[2], se2[2], 3, n)[1],
                          vertex=-b2[1] / (2 * b2[2]) if b2[2] != 0 else np.nan, range_low=lo, range_high=hi,
-                         slope=b1[1], slope_low=_ci(b1[1], se1[1], 2, n)[0], slope_high=_ci(b1[1], se1[1], 2, n)[1]))
+                         slope=b1[1], slope_low=_ci(b1[1], se1[1], 2, n)[0], slope_high=_ci(b1[1], se1[1], 2, n)[1],
+                         quad_se=se2[2], slope_se=se1[1]))
     ph_med = Wg[p].median()
     for name, mask in ((f"sugar <= {ss:.3g}", Wg[s] <= ss), (f"sugar > {ss:.3g}", Wg[s] > ss)):
         G = _central(Wg[mask], p, trim); n = len(G)
@@ -123,7 +128,8 @@ def wine_interactions(W: pd.DataFrame, gamma: float = 0.2, scaling: str = "media
         b1, se1 = _ols(G[p], G[f"R_{p}"], 1)
         rows.append(dict(reading="pH by sugar", group=name, split=ss, n=n, n_acidic=len(A), acidic_pH_below=ph_med,
                          acidic_mean=m, acidic_low=_ci(m, se, 1, len(A))[0], acidic_high=_ci(m, se, 1, len(A))[1],
-                         slope=b1[1], slope_low=_ci(b1[1], se1[1], 2, n)[0], slope_high=_ci(b1[1], se1[1], 2, n)[1]))
+                         slope=b1[1], slope_low=_ci(b1[1], se1[1], 2, n)[0], slope_high=_ci(b1[1], se1[1], 2, n)[1],
+                         acidic_se=se, slope_se=se1[1]))
     out = pd.DataFrame(rows)
     out.insert(0, "gamma", gamma); out.insert(1, "scaling", scaling)
     return out
@@ -157,6 +163,100 @@ def wine_verdicts(S: pd.DataFrame) -> pd.DataFrame:
              evidence=f"slope of pH relevance on pH {dry.slope:.3g} [{dry.slope_low:.3g}, {dry.slope_high:.3g}] (n = {dry.n})",
              level=lvl(dry)),
     ]).assign(gamma=S.gamma.iloc[0], scaling=S.scaling.iloc[0], chloride_split=low.split, sugar_split=dry.split)
+
+# %% ../../nbs/27a_use_case_wine.ipynb #c7e2a9f4
+#: the paper's four readings of Fig. 5 (γ = 0.2): the group of `wine_interactions` each rests on (0: the lower
+#: group, 1: the upper one), its *sign* statistic and its *trend* statistic, each with the direction the paper states
+WINE_READINGS = (
+    dict(key="parabola", statement="low chlorides: sugar relevance is a downward parabola, medium sugar best",
+         reading="sugar by chlorides", group=0, sign=("quad", -1), trend=("quad", -1)),
+    dict(key="sugar_lowers", statement="high chlorides: more sugar lowers quality",
+         reading="sugar by chlorides", group=1, sign=("slope", -1), trend=("slope", -1)),
+    dict(key="acid_sweet", statement="sweet wines: acidity is helpful",
+         reading="pH by sugar", group=1, sign=("acidic_mean", +1), trend=("slope", -1)),
+    dict(key="acid_dry", statement="dry wines: acidity is harmful",
+         reading="pH by sugar", group=0, sign=("acidic_mean", -1), trend=("slope", +1)),
+)
+
+
+def wine_refit_task(gamma: float = 0.2, *, scaling: str = "median", repetition: int = 0, quick: bool = False) -> pd.DataFrame:
+    """One cross-fit of `wine_use_case` (folds shuffled with seed `repetition`, C chosen again) reduced to
+    its statistics: the rows of `wine_interactions` at the authors' splits and at the medians (column
+    `splits`), with the repetition, the chosen C and the out-of-sample accuracy. Deterministic in
+    `repetition`; repetition 0 is the one-fit run."""
+    W = wine_use_case(gamma, scaling=scaling, quick=quick, seed=int(repetition))
+    acc = float(((W.decision > 0) == W.label).mean())
+    S = pd.concat([wine_interactions(W, gamma, scaling, **kw).assign(splits=name)
+                   for name, kw in (("authors", {}), ("median", dict(chloride_split="median", sugar_split="median")))],
+                  ignore_index=True)
+    S.insert(2, "splits", S.pop("splits")); S.insert(3, "repetition", int(repetition))
+    S.insert(4, "C", float(W.C.iloc[0])); S.insert(5, "accuracy", acc)
+    return S
+
+
+def _combine(theta, se, z):
+    """Repeated cross-fitting's estimate and standard error (Chernozhukov et al. 2018, §3.4, the median
+    rule): θ̂ = median θ_r, σ̂² = median(σ_r² + (θ_r − θ̂)²), so that the between-fit spread adds to
+    the within-fit variance. Returns θ̂, σ̂, θ̂ ∓ z σ̂."""
+    est = float(np.median(theta))
+    s = float(np.sqrt(np.median(se ** 2 + (theta - est) ** 2)))
+    return est, s, est - z * s, est + z * s
+
+
+def wine_refit(F: pd.DataFrame, *, level: float = 0.95) -> pd.DataFrame:
+    """The paper's four readings (`WINE_READINGS`) over repeated cross-fits: `F` holds the rows of
+    `wine_refit_task` for several repetitions (any γ, scaling and splits). Per γ, scaling, splits and
+    reading, for its sign statistic and its trend statistic: the median over the fits, the standard
+    error of repeated cross-fitting (`_combine`: within-fit variance plus each fit's squared distance to
+    the median, median over the fits) with its `level` normal interval, the within-fit standard error
+    and between-fit standard deviation, the central `level` range of the single fits' values, and how many
+    fits lie in the paper's direction and how many are significant in it. For the parabola, the median
+    of the fits' vertices, of the group's 5th and 95th sugar percentiles, and how many fits put the
+    vertex between them.
+
+    `verdict`: "sign" when the sign statistic's interval lies on the paper's side of 0 (and, for the
+    parabola, the median vertex lies inside the median sugar range); else "trend" when the trend statistic's
+    estimate has the paper's direction; else "not reproduced"."""
+    need = {"gamma", "scaling", "splits", "repetition", "reading", "group", "split"}
+    if missing := sorted(need - set(F.columns)):
+        raise ValueError(f"F lacks the columns {missing}: pass rows of wine_refit_task")
+    if not 0 < level < 1: raise ValueError(f"level must lie in (0, 1), got {level!r}")
+    z, q = stats.norm.ppf(0.5 + level / 2), [(1 - level) / 2, (1 + level) / 2]
+    rows = []
+    for (g, sc, sp), G in F.groupby(["gamma", "scaling", "splits"], sort=True):
+        reps = np.sort(G.repetition.unique())
+        for rd in WINE_READINGS:
+            H = G[(G.reading == rd["reading"]) & (G.group.str.contains("<=") == (rd["group"] == 0))].sort_values("repetition")
+            if len(H) != len(reps) or not H.repetition.is_unique:
+                raise ValueError(f"F needs one row per repetition for {rd['reading']!r}, group {rd['group']} "
+                                 f"(gamma={g}, scaling={sc!r}, splits={sp!r}); got {len(H)} rows for {len(reps)} repetitions")
+            row = dict(gamma=g, scaling=sc, splits=sp, split=float(H.split.median()), reading=rd["key"],
+                       statement=rd["statement"], group=H.group.iloc[0], n=float(H.n.median()), repetitions=len(H))
+            for role in ("sign", "trend"):
+                col, d = rd[role]
+                stem = "acidic" if col == "acidic_mean" else col
+                th, se = H[col].to_numpy(float), H[f"{stem}_se"].to_numpy(float)
+                est, s, lo, hi = _combine(th, se, z)
+                sig = (H[f"{stem}_low"].to_numpy(float) > 0) if d > 0 else (H[f"{stem}_high"].to_numpy(float) < 0)
+                fl, fh = np.quantile(th, q)
+                row.update({f"{role}_statistic": col, f"{role}_direction": d, f"{role}_estimate": est, f"{role}_se": s,
+                            f"{role}_low": lo, f"{role}_high": hi, f"{role}_within_se": float(np.sqrt(np.median(se ** 2))),
+                            f"{role}_between_sd": float(th.std(ddof=1)) if len(th) > 1 else 0.0,
+                            f"{role}_fits_low": fl, f"{role}_fits_high": fh,
+                            f"{role}_fits_in_direction": int((d * th > 0).sum()), f"{role}_fits_significant": int(sig.sum())})
+            inside = True
+            if rd["key"] == "parabola":  # the vertex by the same median rule: the fits' median inside the median range
+                row.update(vertex=float(H.vertex.median()), range_low=float(H.range_low.median()),
+                           range_high=float(H.range_high.median()),
+                           vertex_fits_inside=int(((H.range_low < H.vertex) & (H.vertex < H.range_high)).sum()))
+                inside = row["range_low"] < row["vertex"] < row["range_high"]
+            d = row["sign_direction"]
+            sign = d * row["sign_low"] > 0 and d * row["sign_high"] > 0 and inside
+            trend = row["trend_direction"] * row["trend_estimate"] > 0
+            row["verdict"] = "sign" if sign else "trend" if trend else "not reproduced"
+            rows.append(row)
+    return pd.DataFrame(rows)
+
 
 # %% ../../nbs/27a_use_case_wine.ipynb #3db88041
 def _qlim(v, q=0.005, margin=0.1):
