@@ -29,8 +29,8 @@ __all__ = ['KERNEL_SHAP_VARIANTS', 'KERNEL_SHAP_AXIS', 'LIME_AXIS', 'ETA_SCHEDUL
            'EXTRA_METHODS', 'KNN_ETAS', 'EXPENSIVE', 'METHOD_LABELS', 'AXIS_METHODS', 'TASK_VERSION', 'TABLE2_SEEDS',
            'IMAGE_SEEDS', 'IMAGE_DIM', 'BLOCK', 'PAPER_SVM_GAMMA', 'PAPER_TABLE2_TEXT', 'PAPER_CLAIMS', 'PAPER_LRP_SVM',
            'PAPER_DIABETES_SVM_ROW', 'PAPER_DIABETES_KERNEL_SHAP', 'RANKED', 'CLAIM_BASELINES', 'VERDICT_RULES',
-           'BASELINE_SETTINGS', 'KNN_SWEEP_KS', 'KNN_SWEEP_METHODS', 'QUICK_DATASETS', 'IMAGE_SETS', 'FIG2_GAMMAS',
-           'FIG2_KS', 'SYNTHETIC_SEEDS', 'KERNEL_SHAP_VARIANT_CELLS', 'RECORD', 'kernel_shap_l1_rule',
+           'BASELINE_SETTINGS', 'KNN_SWEEP_KS', 'KNN_SWEEP_POINTS', 'KNN_SWEEP_METHODS', 'QUICK_DATASETS', 'IMAGE_SETS',
+           'FIG2_GAMMAS', 'FIG2_KS', 'SYNTHETIC_SEEDS', 'KERNEL_SHAP_VARIANT_CELLS', 'RECORD', 'kernel_shap_l1_rule',
            'kernel_shap_reference', 'lime_reference', 'shapley_mean_reference', 'eta_caption', 'eta_public_code', 'lrp',
            'gradient_x_input_g', 'method_eta', 'relevance', 'budget', 'block_seed', 'explain_points', 'table2_methods',
            'model_task', 'table2_task', 'table2_points', 'table2_frame', 'table2_summary', 'paired_differences',
@@ -722,8 +722,9 @@ def eta_settings(P: pd.DataFrame, sets=PAPER_SETS, *, alpha: float = 0.05) -> pd
 
 
 # %% ../../nbs/27_experiments.ipynb #1c449589
-#: k of the k-NN sweep (all tabular sets, the first 50 points of split seed 0, the paper's baselines at every k)
+#: k of the k-NN sweep (all tabular sets, the first `KNN_SWEEP_POINTS` points of split seed 0, the paper's baselines at every k)
 KNN_SWEEP_KS = (3, 9, 15, 27)
+KNN_SWEEP_POINTS = 30  # the first explained points of split 0 (three blocks)
 KNN_SWEEP_METHODS = ("lrp", "lrp_eta=0", "lrp_eta=1", "occlusion", "shapley_sampling", "kernel_shap", "lime")
 
 
@@ -810,10 +811,10 @@ KERNEL_SHAP_VARIANT_CELLS = (("diabetes", "svm"), ("diabetes", "knn"))
 
 def _task(kind: str, **kw):
     "Run one task of `reproduce` (one function, so that every task shares the two workers)."
-    from xai_geometry.experiments.part_b_wine import wine_use_case
-    from xai_geometry.experiments.part_b_dipoles import dipole_use_case
+    from xai_geometry.experiments.part_b_wine import wine_use_case, wine_refit_task
+    from xai_geometry.experiments.part_b_dipoles import dipole_use_case, dipole_attempts
     funcs = dict(model=model_task, table2=table2_task, knn_k=knn_k_task, kernel_shap_variants=kernel_shap_variants_task, sweep=sweep_task,
-                 synthetic=synthetic_task, runtime=runtime_task, wine=wine_use_case, dipoles=dipole_use_case)
+                 synthetic=synthetic_task, runtime=runtime_task, wine=wine_use_case, wine_refit=wine_refit_task, dipoles=dipole_use_case, dipole_attempts=dipole_attempts)
     return funcs[kind](**kw)
 
 
@@ -856,8 +857,8 @@ def reproduce(out_dir,  # directory that receives the part_b_* tables and figure
     the §6.3 counts, the verdict on LRP by one rule for both models), the k / η sweep of LRP-KNN, the KernelSHAP settings, Fig. 2 (γ / k sweeps on
     diabetes), Fig. 3 (ablation), Fig. 4 (synthetic ground truth), the runtime table and the two use
     cases (Fig. 5, Fig. 6). Every task is cached, so an interrupted run resumes. Returns the written paths."""
-    from xai_geometry.experiments.part_b_wine import WINE_GAMMAS, WINE_SCALINGS
-    from xai_geometry.experiments.part_b_dipoles import QM9_FORMULAS
+    from xai_geometry.experiments.part_b_wine import WINE_GAMMAS, WINE_SCALINGS, WINE_REPETITIONS
+    from xai_geometry.experiments.part_b_dipoles import QM9_FORMULAS, dipole_attempt_tasks
     if datasets:  # registry names, as `xai-geometry datasets` lists them
         key_of = {reg: key for key, (_, reg) in TABLE2_DATASETS.items()}
         keys = [key_of[n] for n in select_datasets(datasets, list(key_of), "reproduce part-b")]
@@ -870,15 +871,18 @@ def reproduce(out_dir,  # directory that receives the part_b_* tables and figure
     tabular = [k for k in keys if k not in IMAGE_SETS]
 
     MO = [dict(kind="model", key=k, model=m, seed=0) for k in keys for m in ("svm", "knn")]
-    KS = [dict(kind="knn_k", key=k, k=kk, **q) for k in (tabular[:1] if quick else tabular) for kk in ((3, 15) if quick else KNN_SWEEP_KS)]
-    KV = [dict(kind="kernel_shap_variants", key=k, model=m, **q) for k, m in KERNEL_SHAP_VARIANT_CELLS[:1 if quick else None] if k in keys]
+    KS = [dict(kind="knn_k", key=k, k=kk, n_explain=KNN_SWEEP_POINTS, **q) for k in (tabular[:1] if quick else tabular) for kk in ((3, 15) if quick else KNN_SWEEP_KS)]
     SW = ([dict(kind="sweep", model="svm", value=g, **q) for g in ((0.1, 1, 10) if quick else FIG2_GAMMAS)]
           + [dict(kind="sweep", model="knn", value=k, **q) for k in ((3, 9) if quick else FIG2_KS)])
     SY = [dict(kind="synthetic", seed=s, model=m, **q) for s in ((0, 1) if quick else SYNTHETIC_SEEDS) for m in ("svm", "knn")]
-    RT = [dict(kind="runtime", key=k, model=m, **q) for k in (("diabetes",) if quick else ("wine_quality", "pneumoniamnist"))
+    RT = [dict(kind="runtime", key=k, model=m, **q) for k in (("diabetes",) if quick else ("wine_quality_red", "pneumoniamnist"))
           for m in ("svm", "knn")]
     WI = [dict(kind="wine", gamma=g, scaling=s, **q) for s in (WINE_SCALINGS[:1] if quick else WINE_SCALINGS) for g in WINE_GAMMAS]
+    WR = [dict(kind="wine_refit", gamma=g, scaling=s, repetition=r, **q)
+          for s in (WINE_SCALINGS[:1] if quick else WINE_SCALINGS) for g in WINE_GAMMAS
+          for r in range(2 if quick else WINE_REPETITIONS)]
     DI = [dict(kind="dipoles", isomer_set=f, **q) for f in QM9_FORMULAS]
+    DA = [dict(kind="dipole_attempts", **kw) for kw in dipole_attempt_tasks(quick=quick)]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         sel = run_tasks(_task, MO, cache_dir=cache, n_jobs=n_jobs, desc="part B: models", version=TASK_VERSION,
@@ -889,7 +893,7 @@ def reproduce(out_dir,  # directory that receives the part_b_* tables and figure
               for k in keys for m in ("svm", "knn") for s in (_seeds(k)[:1] if quick else _seeds(k))]
         # the image cell groups first: the longest tasks, so that the two workers finish together
         T2.sort(key=lambda t: (t["key"] not in IMAGE_SETS, t["seed"]))
-        tasks = [t for t in T2 + DI + KS + WI + KV + SW + SY + RT if kinds is None or t["kind"] in kinds]
+        tasks = [t for t in T2 + DI + DA + KS + WI + WR + SW + SY + RT if kinds is None or t["kind"] in kinds]
         res = run_tasks(_task, tasks, cache_dir=cache, n_jobs=n_jobs, desc="part B", version=TASK_VERSION,
                         progress=progress)
     by_kind = {}
@@ -904,8 +908,8 @@ def write_part_b(out_dir, sel: list[dict], by_kind: dict, keys, quick: bool = Fa
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from xai_geometry.experiments.part_b_plots import plot_figure2, plot_figure3, plot_figure4, plot_paired, plot_knn_sweep
-    from xai_geometry.experiments.part_b_wine import wine_interactions, wine_verdicts, plot_wine, plot_wine_interactions
-    from xai_geometry.experiments.part_b_dipoles import plot_dipoles
+    from xai_geometry.experiments.part_b_wine import wine_interactions, wine_verdicts, wine_refit, plot_wine, plot_wine_interactions
+    from xai_geometry.experiments.part_b_dipoles import plot_dipoles, dipole_attempts_table, plot_dipole_attempts
     out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
     sfx = "_quick" if quick else ""
     written = []
@@ -945,8 +949,6 @@ def write_part_b(out_dir, sel: list[dict], by_kind: dict, keys, quick: bool = Fa
         save(CK, "part_b_knn_sweep_claims{sfx}.csv"); save(PK, "part_b_knn_sweep_points{sfx}.csv.gz")
         if r2: save(knn_sweep_counts(PK, table2_points(r2), [k for k in PAPER_SETS if k in keys]), "part_b_knn_sweep_counts{sfx}.csv")
         fig(plot_knn_sweep(K[K.method.isin(KNN_SWEEP_METHODS)]), "part_b_knn_sweep{sfx}.png")
-    if by_kind.get("kernel_shap_variants"):
-        save(table2_frame(by_kind["kernel_shap_variants"]), "part_b_kernel_shap_variants{sfx}.csv")
     # Fig. 2, Fig. 4, runtime
     sw = by_kind.get("sweep")
     if sw:
@@ -976,6 +978,9 @@ def write_part_b(out_dir, sel: list[dict], by_kind: dict, keys, quick: bool = Fa
         save(pd.concat(verdicts, ignore_index=True), "part_b_use_case_wine_verdicts{sfx}.csv")
         fig(plot_wine(W[W.scaling == "median"]), "part_b_use_case_wine{sfx}.png")
         fig(plot_wine_interactions(W, 0.2, "median"), "part_b_use_case_wine_interactions{sfx}.png")
+    if by_kind.get("wine_refit"):  # the readings over repeated cross-fits
+        F = pd.concat(by_kind["wine_refit"], ignore_index=True)
+        save(F, "part_b_use_case_wine_refit_fits{sfx}.csv"); save(wine_refit(F), "part_b_use_case_wine_refit{sfx}.csv")
     # use case 2: dipoles
     dip = by_kind.get("dipoles")
     if dip:
@@ -984,6 +989,10 @@ def write_part_b(out_dir, sel: list[dict], by_kind: dict, keys, quick: bool = Fa
             save(pd.concat([d[name] for d in dip], ignore_index=True), f"part_b_use_case_dipoles_{name}{{sfx}}.csv.gz")
         fig(plot_dipoles(*(pd.concat([d[n] for d in dip], ignore_index=True) for n in ("pairs", "atoms", "hist"))),
             "part_b_use_case_dipoles{sfx}.png")
+    if by_kind.get("dipole_attempts"):  # the attempts to close the Coulomb-matrix gap
+        A = dipole_attempts_table(by_kind["dipole_attempts"])
+        save(A, "part_b_use_case_dipoles_attempts{sfx}.csv")
+        fig(plot_dipole_attempts(A), "part_b_use_case_dipoles_attempts{sfx}.png")
     return written
 
 
