@@ -706,18 +706,20 @@ def knn_sweep_counts(PK: pd.DataFrame, P: pd.DataFrame, sets=PAPER_SETS, *, alph
 
 def eta_settings(P: pd.DataFrame, sets=PAPER_SETS, *, alpha: float = 0.05) -> pd.DataFrame:
     """The same counts with LRP at another η in place of Table 1's: the SVM with the η of the authors'
-    public code (`lrp@code`), the k-NN at each η of `KNN_ETAS` (tabular sets). One row per (setting, model, split)."""
+    public code (`lrp@code`), the k-NN at each η of `KNN_ETAS` on the sets the sweep covers (the tabular ones),
+    beside Table 1's η = 0.8 on the same sets. One row per (setting, model, split)."""
     Q = P[P.dataset.isin(sets)]
     parts = [verdict_counts(verdict_table(Q, alpha=alpha)).assign(setting="Table 1 (caption): SVM median{0, 0.4 log γ + 0.4, 1}, k-NN 0.8")]
     S = Q[Q.model == "svm"]
     if "lrp@code" in S.columns and S["lrp@code"].notna().any():
         parts.append(verdict_counts(verdict_table(_replaced(S, {"lrp": "lrp@code"}), alpha=alpha)).assign(setting="SVM: η of the public code"))
     K = Q[Q.model == "knn"]
-    for e in KNN_ETAS:
-        c = f"lrp_eta={e:g}"
-        if c in K.columns and K[c].notna().any():
-            Kc = K[K[c].notna()]
-            parts.append(verdict_counts(verdict_table(_replaced(Kc, {"lrp": c}), alpha=alpha)).assign(setting=f"k-NN: η = {e:g}"))
+    swept = [f"lrp_eta={e:g}" for e in KNN_ETAS if f"lrp_eta={e:g}" in K.columns]
+    if swept:  # the sweep's sets (tabular): Table 1's η on the same sets first, then each η
+        Ks = K[K[swept].notna().all(axis=1)]
+        parts.append(verdict_counts(verdict_table(Ks, alpha=alpha)).assign(setting="k-NN: η = 0.8 (Table 1), the sweep's sets"))
+        for c in swept:
+            parts.append(verdict_counts(verdict_table(_replaced(Ks, {"lrp": c}), alpha=alpha)).assign(setting=f"k-NN: η = {c.split('=')[1]}"))
     return pd.concat(parts, ignore_index=True)
 
 
