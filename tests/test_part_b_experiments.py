@@ -17,8 +17,10 @@ def test_bad_keys_kinds_and_methods():
         PD.select_model("tree", np.zeros((10, 2)), np.r_[np.zeros(5), np.ones(5)])
     with pytest.raises(ValueError, match="method must be"):
         E.relevance("saliency", None, np.zeros((1, 2)), np.zeros((3, 2)))
-    with pytest.raises(ValueError, match="variant must be one of"):
+    with pytest.raises(ValueError, match="setting must be one of"):
         E.relevance("kernel_shap:nope", None, np.zeros((1, 2)), np.zeros((3, 2)))
+    with pytest.raises(ValueError, match="setting must be one of"):
+        E.relevance("lime:nope", None, np.zeros((1, 2)), np.zeros((3, 2)))
     with pytest.raises(ValueError, match="η must be a number"):
         E.relevance("lrp_eta=high", None, np.zeros((1, 2)), np.zeros((3, 2)))
 
