@@ -22,7 +22,7 @@ from ..neuralized.flipping import ConditionalKDEInpainter, aufc, flipping_curve
 from ..neuralized.knn import NeuralizedKNN
 from ..neuralized.svm import NeuralizedSVM
 from .part_b_data import TABLE2_DATASETS, PAPER_SETS, VARIANT_SETS, KNN_KS, SVM_CS, SVM_GAMMAS
-from .part_b_data import binarized, knn_classifier, select_model, split_scale
+from .part_b_data import binarized, fit_model, select_model, split_scale
 
 # %% auto #0
 __all__ = ['KERNEL_SHAP_VARIANTS', 'KERNEL_SHAP_AXIS', 'LIME_AXIS', 'ETA_SCHEDULES', 'SVM_METHODS', 'KNN_METHODS',
@@ -397,7 +397,7 @@ def table2_task(key: str, model: str, seed: int = 0, quick: bool = False, n_expl
     d = Xtr.shape[1]
     t0 = time.perf_counter()
     if params is not None:
-        est = (SVC(kernel="rbf", class_weight="balanced", **params) if model == "svm" else knn_classifier(params["n_neighbors"])).fit(Xtr, ytr)
+        est = fit_model(model, params, Xtr, ytr)
         cv_acc = np.nan
     else: est, params, cv_acc = select_model(model, Xtr, ytr, grid=grid, cv_rows=cv_rows)
     t_fit = time.perf_counter() - t0

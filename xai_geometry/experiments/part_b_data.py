@@ -16,7 +16,7 @@ from ..datasets import load
 
 # %% auto #0
 __all__ = ['TABLE2_DATASETS', 'PAPER_SETS', 'VARIANT_SETS', 'SVM_GAMMAS', 'SVM_CS', 'KNN_KS', 'binarized', 'split_scale',
-           'knn_classifier', 'select_model']
+           'knn_classifier', 'fit_model', 'select_model']
 
 # %% ../../nbs/27c_part_b_data.ipynb #6bb2e362
 #: Table-2 data sets: key -> (display name as in the paper, registry name for `datasets.load`).
@@ -146,17 +146,25 @@ def knn_classifier(k: int) -> KNeighborsClassifier:
     return KNeighborsClassifier(n_neighbors=int(k), algorithm="brute")
 
 
+def _estimator(kind: str):
+    "The unfitted model of `kind`: an RBF `SVC` with class weights inverse to frequency, or `knn_classifier`."
+    if kind == "svm": return SVC(kernel="rbf", class_weight="balanced")
+    if kind == "knn": return knn_classifier(5)
+    raise ValueError(f"kind must be 'svm' or 'knn', got {kind!r}")
+
+
+def fit_model(kind: str, params: dict, X, y):
+    "The model `select_model` refits, for given hyper-parameters (no search)."
+    return _estimator(kind).set_params(**params).fit(np.asarray(X, float), np.asarray(y))
+
+
 def select_model(kind: str, X, y, *, grid: dict | None = None, cv_rows: int | None = None, n_jobs: int = 1):
     """Fit an RBF `SVC` (class weights inverse to frequency) or a k-NN (`knn_classifier`) with the
     hyper-parameters chosen by 5-fold stratified CV (no fold shuffling, accuracy) over the grids
     above (or `grid`), searched on the whole training split as the authors' code does (or on its first
     `cv_rows` rows), then refitted on all rows. Delegated to `sklearn.model_selection.GridSearchCV`. Returns (model, best_params, cv_accuracy)."""
-    if kind == "svm":
-        est, grid = SVC(kernel="rbf", class_weight="balanced"), grid or {"gamma": SVM_GAMMAS, "C": SVM_CS}
-    elif kind == "knn":
-        est, grid = knn_classifier(5), grid or {"n_neighbors": KNN_KS}
-    else:
-        raise ValueError(f"kind must be 'svm' or 'knn', got {kind!r}")
+    est = _estimator(kind)
+    grid = grid or ({"gamma": SVM_GAMMAS, "C": SVM_CS} if kind == "svm" else {"n_neighbors": KNN_KS})
     X = np.asarray(X, float); y = np.asarray(y)
     m = len(X) if cv_rows is None else min(cv_rows, len(X))
     gs = GridSearchCV(est, {k: list(v) for k, v in grid.items()}, cv=StratifiedKFold(5), scoring="accuracy",
