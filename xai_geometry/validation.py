@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import re
 import warnings
 from numbers import Integral, Real
 
@@ -19,7 +20,7 @@ from sklearn.utils.validation import check_array, column_or_1d
 # %% auto #0
 __all__ = ['AFFINE_STEPS', 'PER_FEATURE_STEPS', 'InvalidParameterError', 'Interval', 'Options', 'StrOptions', 'HasMethods',
            'check_params', 'validate_params', 'warn_deprecated', 'keyword_only', 'check_features', 'check_target',
-           'check_finite_output', 'check_per_feature_step', 'pipeline_parts']
+           'check_finite_output', 'rbf_gamma', 'check_points', 'check_per_feature_step', 'pipeline_parts']
 
 # %% ../nbs/08a_validation.ipynb #6fc56084
 class InvalidParameterError(ValueError, TypeError):
@@ -294,6 +295,27 @@ def check_finite_output(values: np.ndarray,  # a model output (e.g. the joint lo
         raise ValueError(f"the {what} is not finite for {int(rows.sum())} row(s) (first: row {int(np.argmax(rows))}); "
                          "the input is outside what the model can compute with")
     return values
+
+
+# %% ../nbs/08a_validation.ipynb #9f32dfcf
+def rbf_gamma(model) -> float | None:
+    "The Gaussian width γ a fitted kernel model uses (`_gamma` of libsvm models; KernelRidge's None = 1/d), or None if its kernel is not 'rbf'."
+    kernel = getattr(model, "kernel", None)
+    if not (isinstance(kernel, str) and kernel == "rbf"): return None
+    gamma = getattr(model, "_gamma", None)
+    if gamma is None: gamma = getattr(model, "gamma", None)
+    if gamma is None: gamma = 1.0 / model.n_features_in_
+    return float(gamma)
+
+
+def check_points(net,  # a fitted estimator or network (reads n_features_in_, feature_names_in_)
+                 X, name: str = "X") -> np.ndarray:
+    "X as a float (n, d) array in the fitted column order (`validation.check_features`); errors name the argument."
+    try:
+        return check_features(net, X, reset=False, name=name)
+    except (ValueError, TypeError) as e:
+        if re.search(rf"\b{re.escape(name)}\b", str(e)): raise
+        raise type(e)(f"{name}: {e}") from None
 
 
 # %% ../nbs/08a_validation.ipynb #2089ccba

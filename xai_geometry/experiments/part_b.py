@@ -17,8 +17,9 @@ from sklearn.datasets import make_classification
 from sklearn.svm import SVC
 
 from ..runner import RecordTable, UsageError, default_cache_dir, median_time, run_tasks, select_datasets
-from ..neuralized.attribution import BASELINES, explained_model, kernel_shap
-from ..neuralized.flipping import ConditionalKDEInpainter, aufc, flipping_curve
+from ..explainers.baselines import BASELINES, explained_model, kernel_shap
+from ..explainers.flipping import ConditionalKDEInpainter, aufc, flipping_curve
+from ..explainers.reference import kernel_shap_l1_rule, kernel_shap_reference, lime_reference, need
 from ..neuralized.knn import NeuralizedKNN
 from ..neuralized.svm import NeuralizedSVM
 from .part_b_data import TABLE2_DATASETS, PAPER_SETS, VARIANT_SETS, KNN_KS, SVM_CS, SVM_GAMMAS
@@ -30,94 +31,18 @@ __all__ = ['KERNEL_SHAP_VARIANTS', 'KERNEL_SHAP_AXIS', 'LIME_AXIS', 'ETA_SCHEDUL
            'IMAGE_SEEDS', 'IMAGE_DIM', 'BLOCK', 'PAPER_SVM_GAMMA', 'PAPER_TABLE2_TEXT', 'PAPER_CLAIMS', 'PAPER_LRP_SVM',
            'PAPER_DIABETES_SVM_ROW', 'PAPER_DIABETES_KERNEL_SHAP', 'RANKED', 'CLAIM_BASELINES', 'VERDICT_RULES',
            'BASELINE_SETTINGS', 'KNN_SWEEP_KS', 'KNN_SWEEP_POINTS', 'KNN_SWEEP_METHODS', 'QUICK_DATASETS', 'IMAGE_SETS',
-           'FIG2_GAMMAS', 'FIG2_KS', 'SYNTHETIC_SEEDS', 'KERNEL_SHAP_VARIANT_CELLS', 'RECORD', 'kernel_shap_l1_rule',
-           'kernel_shap_reference', 'lime_reference', 'shapley_mean_reference', 'eta_caption', 'eta_public_code', 'lrp',
-           'gradient_x_input_g', 'method_eta', 'relevance', 'budget', 'block_seed', 'explain_points', 'table2_methods',
-           'model_task', 'table2_task', 'table2_points', 'table2_frame', 'table2_summary', 'paired_differences',
-           'claim_counts', 'verdict_table', 'verdict_counts', 'baseline_settings', 'knn_sweep_counts', 'eta_settings',
-           'knn_k_task', 'kernel_shap_variants_task', 'sweep_task', 'synthetic_task', 'runtime_task', 'reproduce',
-           'write_part_b']
+           'FIG2_GAMMAS', 'FIG2_KS', 'SYNTHETIC_SEEDS', 'KERNEL_SHAP_VARIANT_CELLS', 'RECORD', 'shapley_mean_reference',
+           'eta_caption', 'eta_public_code', 'lrp', 'gradient_x_input_g', 'method_eta', 'relevance', 'budget',
+           'block_seed', 'explain_points', 'table2_methods', 'model_task', 'table2_task', 'table2_points',
+           'table2_frame', 'table2_summary', 'paired_differences', 'claim_counts', 'verdict_table', 'verdict_counts',
+           'baseline_settings', 'knn_sweep_counts', 'eta_settings', 'knn_k_task', 'kernel_shap_variants_task',
+           'sweep_task', 'synthetic_task', 'runtime_task', 'reproduce', 'write_part_b']
 
-# %% ../../nbs/27_experiments.ipynb #1fbc8e18
+# %% ../../nbs/27_experiments.ipynb #0667b664
 def _need(module: str):
-    "Import an optional reference package, or say how to install it."
-    import importlib
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        raise UsageError(f"the part-B baselines need the reference package {module!r}: "
-                         "pip install 'xai-geometry[compare]'") from None
-
-
-def kernel_shap_l1_rule(d: int, nsamples: int | None = None) -> str | bool:
-    """shap's `l1_reg="auto"` (its default before version 0.47): AIC feature selection when fewer than
-    20 % of the 2^d - 2 coalitions are evaluated, none otherwise (i.e. "aic" from d = 14 on with the
-    default budget of 2d + 2048 coalitions)."""
-    n = 2 * d + 2048 if nsamples is None else nsamples
-    total = 2.0 ** d - 2
-    return "aic" if min(n, total) / total < 0.2 else False
-
-
-def _output(model, output: str):
-    "The function the surrogate explains: f (`\"decision\"`, positive = class 1) or the hard label sign f in {-1, +1} (`\"label\"`)."
-    em = explained_model(model)
-    if output == "decision": return em.output
-    if output == "label": return lambda Z: np.where(em.output(Z) > 0, 1.0, -1.0)
-    raise ValueError(f"output must be 'decision', 'label' or 'both', got {output!r}")
-
-
-_KMEANS = {}
-
-
-def _kmeans_background(shap, B: np.ndarray, k: int):
-    """`shap.kmeans(B, k)` (deterministic: scikit-learn's KMeans with random_state=0), computed once per
-    training split and process: on a large training split it costs more than explaining ten points."""
-    import hashlib
-    key = (hashlib.sha1(np.ascontiguousarray(B).view(np.uint8)).hexdigest(), B.shape, int(k))
-    if key not in _KMEANS:
-        if len(_KMEANS) > 8: _KMEANS.clear()
-        _KMEANS[key] = shap.kmeans(B, k)
-    return _KMEANS[key]
-
-
-def kernel_shap_reference(model, X, X_train, *, random_state: int = 0, background: str = "kmeans",
-                          background_size: int = 10, l1_reg="auto", nsamples="auto", output: str = "decision") -> np.ndarray:
-    """KernelSHAP by the reference package: `shap.KernelExplainer` of the explained output f
-    (positive = class 1; `output="label"`: the hard label sign f) with a data background — the
-    training split summarized by `shap.kmeans` into `background_size` weighted centres
-    (`background="kmeans"`, shap's advice for large backgrounds), `background_size` training rows
-    (`"sample"`, `shap.sample`) or the training mean (`"mean"`) —, `nsamples` coalitions (shap's
-    default "auto" = 2d + 2048, all of them when they are fewer) and `l1_reg` ("auto" =
-    `kernel_shap_l1_rule`, shap's default before 0.47; or any value shap accepts, e.g. False or
-    "num_features(10)", its default since 0.47). (n, d). `output="both"` explains the decision value
-    and the label in one pass over the same coalitions and model evaluations (shap explains each output
-    of a multi-output function on its own) and returns (2, n, d): decision, then label."""
-    shap = _need("shap")
-    if output == "both":
-        fd, fl = _output(model, "decision"), _output(model, "label")
-        f = lambda Z: np.column_stack([fd(Z), fl(Z)])
-    else: f = _output(model, output)
-    X = np.asarray(X, float); d = X.shape[1]
-    B = np.asarray(X_train, float)
-    if background not in ("kmeans", "sample", "mean"):
-        raise ValueError(f"background must be 'kmeans', 'sample' or 'mean', got {background!r}")
-    if l1_reg == "auto": l1_reg = kernel_shap_l1_rule(d, None if nsamples == "auto" else nsamples)
-    state = np.random.get_state()
-    np.random.seed(random_state)  # shap's coalition sampling uses numpy's global generator
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            bg = (_kmeans_background(shap, B, background_size) if background == "kmeans" else
-                  shap.sample(B, background_size, random_state=random_state) if background == "sample" else
-                  B.mean(0, keepdims=True))
-            ex = shap.KernelExplainer(f, bg)
-            R = ex.shap_values(X, nsamples=nsamples, l1_reg=l1_reg, silent=True)
-    finally:
-        np.random.set_state(state)
-    if output == "both":
-        R = np.stack(R) if isinstance(R, list) else np.moveaxis(np.asarray(R, float), -1, 0)
-        return R.reshape((2,) + X.shape)
-    return np.asarray(R, float).reshape(X.shape)
+    "Import an optional reference package, or a `UsageError` (exit status 2) that says how to install it."
+    try: return need(module)
+    except ImportError as e: raise UsageError(f"the part-B baselines: {e}") from None
 
 
 #: KernelSHAP settings compared on one task by `kernel_shap_variants_task` (the first is Table 2's)
@@ -140,24 +65,6 @@ KERNEL_SHAP_AXIS = {
     "n100_label": dict(nsamples=100, output="label"),
 }
 LIME_AXIS = {"n100": dict(num_samples=100)}                 # a budget of 100 perturbations
-
-
-def lime_reference(model, X, X_train, *, random_state: int = 0, num_samples: int = 5000) -> np.ndarray:
-    """LIME by the reference package: `lime.lime_tabular.LimeTabularExplainer` of the explained output
-    f in regression mode with its defaults (quartile discretization of the training split,
-    `num_samples` = 5,000 perturbations, kernel width 0.75 sqrt(d), ridge surrogate), every feature
-    kept (`num_features=d`): the relevance of feature j is the surrogate's weight of "x_j's quartile bin". (n, d)."""
-    lt = _need("lime.lime_tabular")
-    em = explained_model(model)
-    X = np.asarray(X, float); n, d = X.shape
-    R = np.zeros((n, d))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        ex = lt.LimeTabularExplainer(np.asarray(X_train, float), mode="regression", random_state=random_state)
-        for i, x in enumerate(X):
-            e = ex.explain_instance(x, em.output, num_features=d, num_samples=num_samples)
-            for j, v in e.local_exp[1]: R[i, j] = v
-    return R
 
 
 def shapley_mean_reference(model, X, X_train, *, random_state: int = 0) -> np.ndarray:

@@ -6,7 +6,9 @@
 __all__ = []
 
 # %% ../../nbs/B_neuralized.ipynb #ee8afd5e
-from . import attribution
+import sys
+
+from ..explainers import baselines as attribution, flipping
 from .lrp import (LRPTerms, PoolingWeights, heuristic_beta_svm, heuristic_eta_knn, heuristic_eta_svm,
                                          heuristic_kappa_knn, median_scale)
 from .svm import NeuralizedSVM, SoftPoolNetwork
@@ -15,7 +17,10 @@ from .kernel_regression import NeuralizedKernelRegression
 from .multiclass import NeuralizedMulticlassSVM
 from .l1_knn import NeuralizedL1KNN
 from .models import NeuralizedPipeline, base_values, explain, neuralize
-from .flipping import ConditionalKDEInpainter, aufc, flipping_curve
+from ..explainers.flipping import ConditionalKDEInpainter, aufc, flipping_curve
+
+# the baselines and the flipping evaluation live on the explainers' floor; their former paths name the same modules
+sys.modules[__name__ + ".attribution"], sys.modules[__name__ + ".flipping"] = attribution, flipping
 
 _EXPORTS = {
     "explain": "models", "base_values": "models", "neuralize": "models", "NeuralizedPipeline": "models",

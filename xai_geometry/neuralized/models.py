@@ -16,13 +16,14 @@ from .svm import SoftPoolNetwork, NeuralizedSVM, check_points, feature_names_fro
 from .knn import NeuralizedKNN
 from .kernel_regression import NeuralizedKernelRegression
 from .multiclass import NeuralizedMulticlassSVM
+from .multiclass_knn import NeuralizedMulticlassKNN
 
 
 # %% auto #0
 __all__ = ['explain', 'neuralize', 'check_affine_step', 'NeuralizedPipeline', 'base_values']
 
 # %% ../../nbs/24a_explain.ipynb #91708054
-_NETWORKS = (SoftPoolNetwork, NeuralizedKNN, NeuralizedMulticlassSVM)
+_NETWORKS = (SoftPoolNetwork, NeuralizedKNN, NeuralizedMulticlassSVM, NeuralizedMulticlassKNN)
 
 def neuralize(model,                           # a fitted model (see the table above), a Pipeline, or a network already built
               *, level: float | None = None,   # contour level c, for KernelRidge / SVR / NuSVR (default 0)
@@ -51,7 +52,9 @@ def neuralize(model,                           # a fitted model (see the table a
     if isinstance(model, (SVC, NuSVC)):
         check_is_fitted(model)
         return (NeuralizedSVM if len(model.classes_) == 2 else NeuralizedMulticlassSVM)(model, **opts)
-    if isinstance(model, KNeighborsClassifier): return NeuralizedKNN(model, **opts)
+    if isinstance(model, KNeighborsClassifier):
+        check_is_fitted(model)
+        return (NeuralizedKNN if len(model.classes_) == 2 else NeuralizedMulticlassKNN)(model, **opts)
     if regressor: return NeuralizedKernelRegression(model, level=0.0 if level is None else level, **opts)
     if isinstance(model, SupervisedKNeighborsClassifier): return NeuralizedL1KNN(model, chunk_size=chunk_size)
     raise TypeError(f"model must be a fitted SVC or NuSVC, KNeighborsClassifier, KernelRidge, SVR or NuSVR (Gaussian "
@@ -103,7 +106,7 @@ class NeuralizedPipeline:
             raise TypeError(f"Pipeline final step {name!r}: {e}") from None
         if isinstance(self.network_, NeuralizedPipeline):
             raise TypeError(f"Pipeline final step {name!r} is itself a pipeline: flatten it")
-        if not hasattr(self.network_, "pools_") and not isinstance(self.network_, NeuralizedMulticlassSVM):
+        if not hasattr(self.network_, "pools_") and not isinstance(self.network_, (NeuralizedMulticlassSVM, NeuralizedMulticlassKNN)):
             raise TypeError(f"Pipeline final step {name!r} ({type(final).__name__}) recodes raw rows itself: "
                             "explain it directly, without the scalers")
         self.scalers_ = [(n, s) for n, s in model.steps[:-1] if not (s is None or (isinstance(s, str) and s == "passthrough"))]
@@ -167,6 +170,9 @@ def _describe(net, eta, beta, kappa):
     if isinstance(net, NeuralizedL1KNN):
         return (f"network_output g(x) = d_q⁻ − d_q⁺ of the ℓ1 k-NN in d_{net.kind_} (> 0: {_label(net.classes_[1])})",
                 f"exact ℓ1 relevance per variable, κ = {kappa}")
+    if isinstance(net, NeuralizedMulticlassKNN):
+        return (f"network_output g_c(x) = d_q^(¬c)² − d_q^c² of the k-NN, class c against the rest (q = {net.q_})",
+                f"LRP (Bley et al.), one network per class, η = {eta:.3g}, κ = {kappa}")
     if isinstance(net, NeuralizedKNN):
         return (f"network_output g(x) = d_q⁻² − d_q⁺² of the k-NN (q = {net.q_}; > 0: {_label(net.classes_[1])})",
                 f"LRP (Bley et al.), η = {eta:.3g}, κ = {kappa}")
@@ -205,7 +211,7 @@ def explain(model,                            # fitted model or Pipeline (see `n
     net = neuralize(model, level=level, chunk_size=chunk_size, blas_threads=blas_threads)
     core = net.network_ if isinstance(net, NeuralizedPipeline) else net
     given = {k: v for k, v in dict(eta=eta, beta=beta, kappa=kappa).items() if v is not None}
-    allowed = ({"kappa"} if isinstance(core, NeuralizedL1KNN) else {"eta", "kappa"} if isinstance(core, NeuralizedKNN)
+    allowed = ({"kappa"} if isinstance(core, NeuralizedL1KNN) else {"eta", "kappa"} if isinstance(core, (NeuralizedKNN, NeuralizedMulticlassKNN))
                else {"eta", "beta"})
     for k in given.keys() - allowed:
         raise ValueError(f"{k} does not apply to {type(core).__name__} (its options: {', '.join(sorted(allowed))})")
@@ -215,10 +221,10 @@ def explain(model,                            # fitted model or Pipeline (see `n
         if isinstance(X, pd.DataFrame) and hasattr(core, "feature_names_in_") and len(names) == core.n_features_in_:
             data = X[list(core.feature_names_in_)]                         # the rows in the model's column order
     else:
-        if isinstance(core, NeuralizedKNN): eta, kappa = core._options(eta, kappa); opts = {"eta": eta, "kappa": kappa}
+        if isinstance(core, (NeuralizedKNN, NeuralizedMulticlassKNN)): eta, kappa = core._options(eta, kappa); opts = {"eta": eta, "kappa": kappa}
         else: eta, beta = core._options(eta, beta); opts = {"eta": eta, "beta": beta}
         Xv = check_points(net, X)
-        if isinstance(core, NeuralizedMulticlassSVM):                 # every class at once: (n, d, C)
+        if isinstance(core, (NeuralizedMulticlassSVM, NeuralizedMulticlassKNN)):   # every class at once: (n, d, C)
             terms = core.explain_all_terms(net.transform(Xv) if net is not core else Xv, **opts)
         else: terms = net.explain_terms(Xv, **opts)
         names = list(getattr(net, "feature_names_in_", [f"x{j}" for j in range(Xv.shape[1])]))

@@ -12,25 +12,15 @@ import scipy.sparse as sp
 from scipy.special import logsumexp
 from sklearn.utils.validation import check_is_fitted
 
-from ..validation import StrOptions, check_features, check_params, warn_deprecated
+from ..validation import StrOptions, check_features, check_params, check_points, rbf_gamma, warn_deprecated
 from .lrp import (TwoPools, PoolingWeights, LRPTerms, NETWORK_OPTIONS, Float, pool_softmax,
                                          relevance, root_value, blas_threads, heuristic_eta_svm, heuristic_beta_svm)
 
 
 # %% auto #0
-__all__ = ['rbf_gamma', 'check_rbf_model', 'dense', 'feature_names_from', 'check_points', 'check_finite_result',
-           'SoftPoolNetwork', 'NeuralizedSVM']
+__all__ = ['check_rbf_model', 'dense', 'feature_names_from', 'check_finite_result', 'SoftPoolNetwork', 'NeuralizedSVM']
 
 # %% ../../nbs/21_svm.ipynb #7a31a550
-def rbf_gamma(model) -> float | None:
-    "The Gaussian width γ a fitted kernel model uses (`_gamma` of libsvm models; KernelRidge's None = 1/d), or None if its kernel is not 'rbf'."
-    kernel = getattr(model, "kernel", None)
-    if not (isinstance(kernel, str) and kernel == "rbf"): return None
-    gamma = getattr(model, "_gamma", None)
-    if gamma is None: gamma = getattr(model, "gamma", None)
-    if gamma is None: gamma = 1.0 / model.n_features_in_
-    return float(gamma)
-
 def check_rbf_model(model, types: tuple, what: str) -> float:
     "Check that `model` is a fitted instance of `types` with a Gaussian (RBF) kernel; return its effective γ."
     if not isinstance(model, types):
@@ -56,14 +46,6 @@ def feature_names_from(net, model):
     "Copy the model's `feature_names_in_` onto the network, if it has them (scikit-learn sets them only for string columns)."
     names = getattr(model, "feature_names_in_", None)
     if names is not None: net.feature_names_in_ = np.asarray(names, dtype=object)
-
-def check_points(net, X, name: str = "X") -> np.ndarray:
-    "X as a float (n, d) array in the fitted column order (`validation.check_features`); errors name the argument."
-    try:
-        return check_features(net, X, reset=False, name=name)
-    except (ValueError, TypeError) as e:
-        if re.search(rf"\b{re.escape(name)}\b", str(e)): raise
-        raise type(e)(f"{name}: {e}") from None
 
 def check_finite_result(net, X: np.ndarray, *arrays) -> None:
     "Refuse results that are not finite, naming the row and the column of X that is too far from the training data."

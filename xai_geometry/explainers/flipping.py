@@ -14,10 +14,9 @@ from sklearn.utils import check_array
 from sklearn.utils.validation import check_is_fitted
 
 from ..explanation import Explanation
-from ..validation import StrOptions, check_features, check_params, keyword_only, warn_deprecated
-from .lrp import Int, Float
-from .svm import check_points
-from .attribution import ExplainedModel, explained_model
+from ..validation import Interval, check_points, StrOptions, check_features, check_params, keyword_only, warn_deprecated
+from numbers import Integral, Real
+from .baselines import ExplainedModel, explained_model
 
 
 # %% auto #0
@@ -41,7 +40,7 @@ class ConditionalKDEInpainter(BaseEstimator):
     the authors' code); `sample` / `sample_batch` draw the removed features."""
 
     _parameter_constraints = {"scales": ["array-like", None], "refine": ["boolean"],
-                              "max_iter": [Int(1, None, closed="left")], "tol": [Float(0, None, closed="left")]}
+                              "max_iter": [Interval(Integral, 1, None, closed="left")], "tol": [Interval(Real, 0, None, closed="left")]}
 
     def __init__(self, *,
                  scales=None,  # grid of inverse bandwidths s (default: 41 values, 1e-2 .. 1e4 times 1 / mean squared distance)
@@ -220,8 +219,8 @@ def flipping_curve(model,  # fitted binary classifier (see attribution.explained
     if R.shape[1] != d: raise ValueError(f"relevance has {R.shape[1]} features but X has {d}")
     if R.shape[0] != n:
         raise ValueError(f"relevance has {R.shape[0]} rows but X has {n}")
-    check_params("flipping_curve", {"output": [_OUTPUTS], "n_draws": [Int(1, None, closed="left")],
-                                    "step": [Int(1, None, closed="left"), None]}, {"output": output, "n_draws": n_draws, "step": step})
+    check_params("flipping_curve", {"output": [_OUTPUTS], "n_draws": [Interval(Integral, 1, None, closed="left")],
+                                    "step": [Interval(Integral, 1, None, closed="left"), None]}, {"output": output, "n_draws": n_draws, "step": step})
     step = flipping_step(d) if step is None else step
     if inpainter is None:
         if background is None:

@@ -17,8 +17,7 @@ from scipy import special
 from sklearn.base import is_classifier, is_regressor
 from sklearn.utils.validation import check_is_fitted
 
-from .svm import check_points, rbf_gamma
-from ..validation import keyword_only
+from ..validation import check_points, keyword_only, rbf_gamma
 
 
 # %% auto #0
