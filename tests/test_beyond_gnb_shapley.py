@@ -66,7 +66,9 @@ def test_fold_protocol_runs():
 def test_bad_input():
     X, y = _problem(3, 3, 2)
     model = GeneralizedNaiveBayes().fit(X, y)
-    with pytest.raises(ValueError, match="background"): shapley_values(model, X[:2])
+    np.testing.assert_array_equal(shapley_values(model, X[:2]), shapley_values(model, X[:2], background=model.background_))
+    del model.background_                                   # a model fitted before the default background was kept
+    with pytest.raises(ValueError, match="background is required"): shapley_values(model, X[:2])
     with pytest.raises(ValueError, match="output"): shapley_values(model, X[:2], background=X[:5], output="odds")
     with pytest.raises(ValueError, match="at most two features"):
         shapley_values(GeneralizedNaiveBayes(k=4).fit(X, y), X[:2], background=X[:5])

@@ -379,7 +379,7 @@ def test_shapley_values_bad_input(case, exc, word):
     if case == "nan_background": B[2, 1] = np.nan
     if case == "inf_background": B[2, 1] = np.inf
     if case == "narrow_background": kw = dict(background=B[:, :2])
-    if case == "no_background": kw = {}
+    if case == "no_background": kw = {}; del m.background_     # a model fitted before background_ was kept
     if case == "nan_X": X = X.copy(); X[0, 0] = np.nan
     if case == "bad_output": kw["output"] = "odds"
     with pytest.raises({"NotFittedError": NotFittedError, "TypeError": TypeError, "ValueError": ValueError}[exc], match=word):
@@ -417,9 +417,12 @@ def test_explain_is_additive_and_named():
     assert isinstance(e, Explanation) and e.values.shape == (7, 3, 3) and e.feature_names == ("p", "q", "r")
     J = m.predict_joint_log_proba(df.iloc[:7])
     e.check_additivity(J - J.mean(1, keepdims=True), rtol=0, atol=1e-9)
-    with pytest.raises(ValueError, match="background is required"): explain(m, df.iloc[:2])
+    # the defaults work on a valid model: the background kept at fit, the complement that exists (the mixture)
+    d = explain(m, df.iloc[:2])
+    np.testing.assert_array_equal(d.values, explain(m, df.iloc[:2], background=m.background_, complement="mixture").values)
+    assert d.info["complement"] == "mixture" and "kept at fit" in d.info["background"]
     with pytest.raises(ValueError, match="complement='pooled' with 3 classes needs dependence='gaussian'"):
-        explain(m, df.iloc[:2], background=df.iloc[:20])          # the default log-odds of a copula GNB: mixture only
+        explain(m, df.iloc[:2], background=df.iloc[:20], complement="pooled")
 
 
 # ---- the part-C baselines --------------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from sklearn.metrics import f1_score
 from sklearn.utils.validation import check_is_fitted
 
 from ..base import JointLogLikelihoodClassifier
+from ..explanation import background_sample
 from ..validation import check_features, check_target, Interval, StrOptions, validate_params
 
 from .information import (DEPENDENCES, MAX_ABS_CORRELATION, MIN_CLASS_SIZE, GaussianMargins,
@@ -228,6 +229,7 @@ class GeneralizedNaiveBayes(JointLogLikelihoodClassifier):
         K = len(self.classes_); counts = np.bincount(codes, minlength=K)
         priors = counts / counts.sum()
         self.class_prior_ = priors
+        self.background_ = background_sample(X, n_samples=100, random_state=0)   # the explainers' default background
         dens, W, full = self._learn(X, codes, K, priors)
         n_models = len(full.edges) if full.k == 3 else len(full.clusters)
         self.reduction_scores_ = None

@@ -19,8 +19,8 @@ from .classifier import GeneralizedNaiveBayes, structure_coefficients
 from ..validation import StrOptions, check_features, check_params, keyword_only, warn_deprecated
 
 # %% auto #0
-__all__ = ['OUTPUTS', 'COMPLEMENTS', 'explain', 'background_sample', 'explained_output', 'exact_shapley_values', 'shapley_values',
-           'base_values', 'expected_value', 'embedding']
+__all__ = ['OUTPUTS', 'COMPLEMENTS', 'explain', 'background_sample', 'default_complement', 'explained_output',
+           'exact_shapley_values', 'shapley_values', 'base_values', 'expected_value', 'embedding']
 
 # %% ../../nbs/41_gnb_shapley.ipynb #3f8b7302
 OUTPUTS = ("log_odds", "joint_log_likelihood", "centred_log_likelihood")   # the names of xai_geometry.explanation.OUTPUTS part C offers
@@ -52,8 +52,13 @@ def _check_rows(model, X, name):
 def _check_output(output, complement, caller):
     "The output's name (a former one mapped, with a FutureWarning) and the complement, checked; returns the output."
     output = check_output(output, OUTPUTS, caller)
-    check_params(caller, {"complement": [StrOptions(set(COMPLEMENTS))]}, {"complement": complement})
+    check_params(caller, {"complement": [StrOptions(set(COMPLEMENTS)), None]}, {"complement": complement})
     return output
+
+def default_complement(model, complement=None) -> str:
+    "The complement used: the one given, else 'pooled' where it exists exactly (two classes, or dependence='gaussian'), else 'mixture'."
+    if complement is not None: return complement
+    return "pooled" if len(model.classes_) == 2 or model.dependence == "gaussian" else "mixture"
 
 def _pooled_densities(model):
     """The complement of every class, its other classes pooled into one Gaussian: per class k, the mean and the
@@ -80,6 +85,7 @@ def _output_terms(model, output, complement):
     constant: output_k(x) = constant_k + Σ_S coef_S f_S,k(x_S) for every output (the sets and coefficients of the
     log-likelihood: a log-odds against a complement built set by set is a sum over the same sets)."""
     dens = model.densities_; K = dens.K; pi = model.class_prior_; prior = np.log(pi)
+    complement = default_complement(model, complement)
     if output == "joint_log_likelihood": return dens.log_density, prior
     if output == "centred_log_likelihood":
         def centred(H, sets):
@@ -107,7 +113,7 @@ def _output_terms(model, output, complement):
     comp = _pooled_densities(model)
     return (lambda H, sets: dens.log_density(H, sets) - comp.log_density(H, sets)), const
 
-def explained_output(model: GeneralizedNaiveBayes, X, *, output: str = "log_odds", complement: str = "pooled") -> np.ndarray:
+def explained_output(model: GeneralizedNaiveBayes, X, *, output: str = "log_odds", complement: str | None = None) -> np.ndarray:
     "(n, K) the quantity the Shapley values explain, computed from the model (`predict_joint_log_proba` for the joint log-likelihood)."
     _check_model(model); output = _check_output(output, complement, "explained_output")
     X = _check_rows(model, X, "X")
@@ -120,7 +126,7 @@ def explained_output(model: GeneralizedNaiveBayes, X, *, output: str = "log_odds
 def exact_shapley_values(model: GeneralizedNaiveBayes, X,
                          *, background,              # (b, d) background rows
                          output: str = "log_odds",   # a name of OUTPUTS (as in part A)
-                         complement: str = "pooled", # log-odds of 3+ classes: "pooled" (dependence='gaussian') or "mixture"
+                         complement: str | None = None, # log-odds of 3+ classes: "pooled" (dependence='gaussian') or "mixture"
                         ) -> np.ndarray:             # (n, d, K)
     "Shapley values by enumeration of the 2^d coalitions, product-of-marginals expectation by brute force (the reference)."
     from xai_geometry.naive_bayes.shapley import coalition_shapley
@@ -200,14 +206,17 @@ def _resolve_background(model, background, X_background, n_background, random_st
                 raise ValueError(f"n_background must be a positive integer, got {n_background!r}")
             return _background_sample(X_background, n_samples=int(n_background), random_state=random_state)
     if background is None:
-        raise ValueError("background is required: pass background= rows (b, d), e.g. "
-                         "xai_geometry.background_sample(X_train, n_samples=100)")
+        background = getattr(model, "background_", None)    # 100 training rows kept at fit (background_sample, seed 0)
+        if background is None:
+            raise ValueError("background is required: pass background= rows (b, d), e.g. "
+                             "xai_geometry.background_sample(X_train, n_samples=100) (this model was fitted by an older "
+                             "version, which kept no background_)")
     return _check_rows(model, background, "background")
 
 def shapley_values(model: GeneralizedNaiveBayes,  # fitted, k = 3 (clusters of ≤ 2 features)
                    X,                             # (n, d) rows to explain (a DataFrame is matched by column name)
                    *, output: str = "log_odds",   # a name of OUTPUTS: "log_odds", "joint_log_likelihood", "centred_log_likelihood"
-                   complement: str = "pooled",    # log-odds of 3+ classes: "pooled" (dependence='gaussian') or "mixture" (eq. (7))
+                   complement: str | None = None,    # log-odds of 3+ classes: "pooled" (dependence='gaussian') or "mixture" (eq. (7)); None: pooled where it exists, else mixture
                    background=None,               # (b, d) background rows (required; `xai_geometry.background_sample`)
                    X_background=None, n_background: int = 100, random_state=0,   # deprecated: use background=
                   ) -> np.ndarray:                # (n, d, K)
@@ -239,7 +248,7 @@ def shapley_values(model: GeneralizedNaiveBayes,  # fitted, k = 3 (clusters of �
 
 def base_values(model: GeneralizedNaiveBayes,
                 X=None,                      # rows: the base is the same for every row; given, it is repeated (n, K)
-                *, output: str = "log_odds", complement: str = "pooled",
+                *, output: str = "log_odds", complement: str | None = None,
                 background=None,             # (b, d) background rows (required)
                ) -> np.ndarray:              # (K,), or (n, K) with X
     "E F(X') under the product of the background's marginals, per class: the base of `shapley_values` (φ.sum(1) + base = F)."
@@ -267,7 +276,7 @@ def expected_value(model: GeneralizedNaiveBayes, background, output: str = "cent
 def explain(model: GeneralizedNaiveBayes,  # fitted, k = 3
             X,                             # (n, d) rows to explain (a DataFrame is matched by column name, its index kept)
             *, output: str = "log_odds",   # a name of OUTPUTS (the same as part A's)
-            complement: str = "pooled",    # log-odds of 3+ classes: "pooled" (dependence='gaussian') or "mixture" (eq. (7))
+            complement: str | None = None,    # log-odds of 3+ classes: "pooled" (dependence='gaussian') or "mixture" (eq. (7)); None: pooled where it exists, else mixture
             background=None,               # (b, d) background rows (required; `xai_geometry.background_sample(X_train)`)
             X_background=None, n_background: int = 100, random_state=0,   # deprecated: use background=
            ) -> Explanation:
@@ -281,7 +290,10 @@ def explain(model: GeneralizedNaiveBayes,  # fitted, k = 3
     base = base_values(model, output=output, complement=complement, background=B)
     names = [str(c) for c in getattr(model, "feature_names_in_", [f"x{i}" for i in range(Xa.shape[1])])]
     data = pd.DataFrame(Xa, columns=names, index=X.index if isinstance(X, pd.DataFrame) else None)
-    info = {"output": output, "n_background": len(B), "dependence": model.dependence}
+    info = {"output": output, "n_background": len(B), "dependence": model.dependence,
+            "background": "the given rows" if background is not None or X_background is not None else
+                          f"{len(B)} training rows kept at fit (model.background_: background_sample, seed 0)"}
+    complement = default_complement(model, complement)
     if output == "log_odds" and len(model.classes_) > 2: info["complement"] = complement
     return class_explanation(phi, base, model.classes_, output=output_text(output, model.classes_, complement), data=data,
                              feature_names=names, method="analytic interventional Shapley values, product of the background's marginals",
@@ -295,7 +307,7 @@ def embedding(model: GeneralizedNaiveBayes,
               *, kind: str = "shap",            # "shap": Shapley values of `output`; "loglik": per-(term, class) log-densities
               background=None,                  # (b, d) background rows ("shap" only)
               output: str = "log_odds",         # for "shap": a name of OUTPUTS (the geometry of part C's k-NN protocol: "centred_log_likelihood")
-              complement: str = "pooled",       # for "shap" and the log-odds of 3+ classes
+              complement: str | None = None,       # for "shap" and the log-odds of 3+ classes
              ) -> np.ndarray:                   # (n, d·K) for "shap" (coordinate (m, k) at m·K + k); (n, n_sets·K) for "loglik"
     "The representation whose ℓ1 distance is the GNB's Shapley geometry, or its log-likelihood geometry."
     _check_model(model)
