@@ -21,9 +21,9 @@ def __getattr__(name):
     if name in _DOOR:
         from xai_geometry import door
         return getattr(door, name)
-    if name == "explainers":
+    if name in ("explainers", "naive_bayes", "neuralized", "gnb", "datasets"):   # the subpackages, as attributes
         import importlib
-        return importlib.import_module("xai_geometry.explainers")
+        return importlib.import_module(f"xai_geometry.{name}")
     raise AttributeError(f"module 'xai_geometry' has no attribute {name!r}")
 
 def __dir__(): return sorted(set(globals()) | set(_all_))
