@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+# the comparison models, defined here before they moved to `gnb.baselines` (their names still import from here)
 from ..gnb.baselines import (InnerCVClassifier, KernelDensityNaiveBayes, SubsampledReducedGNB,
                                         TreeAugmentedNaiveBayes, bin_codes, discrete_conditional_mutual_information,
                                         prefix_accuracies, prefix_predictions, quantile_bins)

@@ -12,6 +12,7 @@ import numpy as np
 from .criteria import (GARBAGE_MIN_VALUES, _check_counts, _disc_partition_cost,
                                                     _group_partition_cost, _khiops_disc_pcost, _part_costs,
                                                     bounded_universal_code_length, grouping_cost)
+# the merges; KHIOPS_LNF_TABLE_SIZE, _khiops_lnf_table and _partition_cost_table were defined here and still import from here
 from .merge import (KHIOPS_LNF_TABLE_SIZE, _greedy_merge, _khiops_greedy_merge,
                                                  _khiops_lnf_table, _partition_cost_table, _post_optimize)
 
