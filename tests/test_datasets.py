@@ -112,3 +112,32 @@ def test_list_datasets():
     assert list(df.columns) == ["name", "part", "rows", "numeric", "categorical", "classes", "source", "licence"]
     assert set(list_datasets("A")["name"]) >= {"adult", "heart", "letter", "mushroom", "shuttle"}
     assert (df.loc[df.name == "concrete", "classes"] == "regression").all()
+
+
+def test_sources_md_names_the_registry_parts():
+    "The summary table of SOURCES.md says which paper part reads each file, as the registry does."
+    rows = re.findall(r"^\| (\w+)\.csv\.gz \| ([^|]+) \|", (DATA / "SOURCES.md").read_text(encoding="utf-8"), flags=re.M)
+    said = {name: tuple(p.strip() for p in paper.replace("(alt.)", "").split(",")) for name, paper in rows}
+    assert said == {d.name: d.parts for d in ds._REGISTRY if d.file}
+
+
+def test_every_experiment_reads_the_registry_sets_of_its_part():
+    "The registry is the one record of which part reads which set: each part's experiments read exactly its sets."
+    from xai_geometry.experiments import part_a, part_b_data, part_c
+    assert set(part_a.DATASETS) == set(list_datasets("A")["name"])
+    assert set(part_c.DATASETS) == set(list_datasets("C")["name"])
+    assert set(part_a.QUICK_DATASETS) <= set(part_a.DATASETS) and set(part_c.QUICK_DATASETS) <= set(part_c.DATASETS)
+    table2 = {f for _, reg in part_b_data.TABLE2_DATASETS.values() for f in part_b_data._SOURCES.get(reg, (reg,))}
+    use_cases = {"wine_quality_white", "qm9_subset"}  # part B's use cases (`part_b_wine`, `part_b_dipoles`)
+    alternate = {"breast_cancer_wisconsin_original"}  # shipped for part B as an alternative breast cancer set ("B (alt.)")
+    assert set(list_datasets("B")["name"]) == table2 | use_cases | alternate
+    assert all(d.part == (", ".join(d.parts) or "-") for d in ds._REGISTRY)
+
+
+def test_the_datasets_command_lists_every_set_of_part_c(capsys):
+    from xai_geometry import cli
+    from xai_geometry.experiments.part_c import DATASETS as PART_C
+    assert cli.main(["datasets", "--part", "C"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    listed = [line.split()[0] for line in out[1:] if line.strip()]
+    assert len(PART_C) == 12 and sorted(listed) == sorted(PART_C), listed

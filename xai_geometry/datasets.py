@@ -22,7 +22,7 @@ class DatasetInfo:
     "What the registry knows of one data set."
     name: str  # name passed to `load`
     file: str | None  # gzip CSV file name, None for scikit-learn-only sets
-    part: str  # paper part(s) it serves: "A", "B", "C", "B, C", "-"
+    parts: tuple[str, ...]  # the paper parts whose experiments read it: ("A",), ("A", "C"), ("B", "C"), () for none
     rows: int
     numeric: int  # numeric features
     categorical: int  # categorical (string) features
@@ -31,43 +31,52 @@ class DatasetInfo:
     sklearn: str | None = None  # scikit-learn loader giving the same data, if any
     licence: str = "CC BY 4.0 (UCI)"  # the licence of the original data
 
+    def __post_init__(self):
+        if not (isinstance(self.parts, tuple) and set(self.parts) <= {"A", "B", "C"}):
+            raise ValueError(f"parts of {self.name!r} must be a tuple of 'A', 'B', 'C', got {self.parts!r}")
+
+    @property
+    def part(self) -> str:
+        """The parts as one string ("A", "A, C"; "-" for none): the former field, shown by `list_datasets`."""
+        return ", ".join(self.parts) or "-"
+
 _REGISTRY = [
-    DatasetInfo("adult", "adult.csv.gz", "A", 48842, 6, 8, 2, "UCI Adult (adult.data + adult.test)"),
-    DatasetInfo("heart", "heart.csv.gz", "A", 270, 13, 0, 2, "UCI Statlog Heart via PMLB"),
-    DatasetInfo("letter", "letter.csv.gz", "A", 20000, 16, 0, 26, "UCI Letter via khiops-samples"),
-    DatasetInfo("mushroom", "mushroom.csv.gz", "A", 8416, 0, 22, 2, "UCI Mushroom (8,416 rows) via khiops-samples"),
-    DatasetInfo("pendigits", "pendigits.csv.gz", "A", 10992, 16, 0, 10, "UCI Pen digits via PMLB"),
-    DatasetInfo("phoneme", "phoneme.csv.gz", "A", 5404, 5, 0, 2, "ELENA Phoneme via PMLB"),
-    DatasetInfo("pima", "pima.csv.gz", "A", 768, 8, 0, 2, "UCI Pima Indians diabetes via PMLB"),
-    DatasetInfo("segmentation", "segmentation.csv.gz", "A", 2310, 19, 0, 7, "UCI Image segmentation via PMLB"),
-    DatasetInfo("shuttle", "shuttle.csv.gz", "A", 58000, 9, 0, 7, "UCI Statlog Shuttle via PMLB"),
-    DatasetInfo("sickeuthyroid", "sickeuthyroid.csv.gz", "A", 3163, 7, 18, 2, "UCI Thyroid disease (sick-euthyroid)"),
-    DatasetInfo("vehicle", "vehicle.csv.gz", "A", 846, 18, 0, 4, "UCI Statlog Vehicle via PMLB"),
-    DatasetInfo("waveform", "waveform.csv.gz", "A", 5000, 40, 0, 3, "UCI Waveform (40 attributes) via PMLB"),
-    DatasetInfo("breast_cancer_wisconsin_diagnostic", "breast_cancer_wisconsin_diagnostic.csv.gz", "B, C",
+    DatasetInfo("adult", "adult.csv.gz", ("A",), 48842, 6, 8, 2, "UCI Adult (adult.data + adult.test)"),
+    DatasetInfo("heart", "heart.csv.gz", ("A",), 270, 13, 0, 2, "UCI Statlog Heart via PMLB"),
+    DatasetInfo("letter", "letter.csv.gz", ("A", "C"), 20000, 16, 0, 26, "UCI Letter via khiops-samples"),
+    DatasetInfo("mushroom", "mushroom.csv.gz", ("A",), 8416, 0, 22, 2, "UCI Mushroom (8,416 rows) via khiops-samples"),
+    DatasetInfo("pendigits", "pendigits.csv.gz", ("A",), 10992, 16, 0, 10, "UCI Pen digits via PMLB"),
+    DatasetInfo("phoneme", "phoneme.csv.gz", ("A",), 5404, 5, 0, 2, "ELENA Phoneme via PMLB"),
+    DatasetInfo("pima", "pima.csv.gz", ("A", "C"), 768, 8, 0, 2, "UCI Pima Indians diabetes via PMLB"),
+    DatasetInfo("segmentation", "segmentation.csv.gz", ("A", "C"), 2310, 19, 0, 7, "UCI Image segmentation via PMLB"),
+    DatasetInfo("shuttle", "shuttle.csv.gz", ("A",), 58000, 9, 0, 7, "UCI Statlog Shuttle via PMLB"),
+    DatasetInfo("sickeuthyroid", "sickeuthyroid.csv.gz", ("A",), 3163, 7, 18, 2, "UCI Thyroid disease (sick-euthyroid)"),
+    DatasetInfo("vehicle", "vehicle.csv.gz", ("A", "C"), 846, 18, 0, 4, "UCI Statlog Vehicle via PMLB"),
+    DatasetInfo("waveform", "waveform.csv.gz", ("A", "C"), 5000, 40, 0, 3, "UCI Waveform (40 attributes) via PMLB"),
+    DatasetInfo("breast_cancer_wisconsin_diagnostic", "breast_cancer_wisconsin_diagnostic.csv.gz", ("B", "C"),
                 569, 30, 0, 2, "UCI WDBC via scikit-learn", "load_breast_cancer", licence="CC BY 4.0 (UCI); scikit-learn copy: BSD-3"),
-    DatasetInfo("breast_cancer_wisconsin_original", "breast_cancer_wisconsin_original.csv.gz", "B",
+    DatasetInfo("breast_cancer_wisconsin_original", "breast_cancer_wisconsin_original.csv.gz", ("B",),
                 699, 9, 0, 2, "UCI Breast cancer Wisconsin (original) via PMLB"),
-    DatasetInfo("early_stage_diabetes", "early_stage_diabetes.csv.gz", "B", 520, 1, 15, 2,
+    DatasetInfo("early_stage_diabetes", "early_stage_diabetes.csv.gz", ("B",), 520, 1, 15, 2,
                 "UCI Early stage diabetes risk prediction"),
-    DatasetInfo("raisin", "raisin.csv.gz", "B", 900, 7, 0, 2, "UCI Raisin"),
-    DatasetInfo("rice", "rice.csv.gz", "B", 3810, 7, 0, 2, "UCI Rice (Cammeo and Osmancik)"),
-    DatasetInfo("car_evaluation", "car_evaluation.csv.gz", "B", 1728, 0, 6, 4, "UCI Car evaluation"),
-    DatasetInfo("wine_quality_red", "wine_quality_red.csv.gz", "B", 1599, 11, 0, 6, "UCI Wine quality (red) via PMLB"),
-    DatasetInfo("wine_quality_white", "wine_quality_white.csv.gz", "B", 4898, 11, 0, 7, "UCI Wine quality (white) via PMLB"),
-    DatasetInfo("concrete", "concrete.csv.gz", "B", 1030, 8, 0, "regression", "UCI Concrete compressive strength"),
-    DatasetInfo("real_estate", "real_estate.csv.gz", "B", 414, 6, 0, "regression", "UCI Real estate valuation"),
-    DatasetInfo("ocm", "ocm.csv.gz", "B", 4759, 18, 13, "regression", "OCM catalyst literature data (Mine et al. 2021)", licence="not stated; data from the SI of Mine et al., ChemCatChem 13 (2021) 3636"),
-    DatasetInfo("breastmnist", "breastmnist.csv.gz", "B", 780, 784, 1, 2, "MedMNIST v2 BreastMNIST 28x28", licence="CC BY 4.0 (MedMNIST v2)"),
-    DatasetInfo("pneumoniamnist", "pneumoniamnist.csv.gz", "B", 5856, 784, 1, 2, "MedMNIST v2 PneumoniaMNIST 28x28", licence="CC BY 4.0 (MedMNIST v2)"),
-    DatasetInfo("qm9_subset", "qm9_subset.csv.gz", "B", 5000, 2, 4, "regression", "QM9, 5,000 molecules (qm9pack)", licence="CC0 (QM9); qm9pack: MIT"),
-    DatasetInfo("iris", "iris.csv.gz", "C", 150, 4, 0, 3, "UCI Iris via scikit-learn", "load_iris", licence="CC BY 4.0 (UCI); scikit-learn copy: BSD-3"),
-    DatasetInfo("wine", "wine.csv.gz", "C", 178, 13, 0, 3, "UCI Wine via scikit-learn", "load_wine", licence="CC BY 4.0 (UCI); scikit-learn copy: BSD-3"),
-    DatasetInfo("ionosphere", "ionosphere.csv.gz", "C", 351, 34, 0, 2, "UCI Ionosphere via PMLB"),
-    DatasetInfo("sonar", "sonar.csv.gz", "C", 208, 60, 0, 2, "UCI Sonar via PMLB"),
-    DatasetInfo("glass", "glass.csv.gz", "C", 214, 9, 0, 6, "UCI Glass identification"),
-    DatasetInfo("parkinsons", "parkinsons.csv.gz", "C", 195, 22, 0, 2, "UCI Parkinsons"),
-    DatasetInfo("digits", None, "-", 1797, 64, 0, 10, "UCI Optical digits via scikit-learn", "load_digits", licence="CC BY 4.0 (UCI); scikit-learn copy: BSD-3"),
+    DatasetInfo("raisin", "raisin.csv.gz", ("B",), 900, 7, 0, 2, "UCI Raisin"),
+    DatasetInfo("rice", "rice.csv.gz", ("B",), 3810, 7, 0, 2, "UCI Rice (Cammeo and Osmancik)"),
+    DatasetInfo("car_evaluation", "car_evaluation.csv.gz", ("B",), 1728, 0, 6, 4, "UCI Car evaluation"),
+    DatasetInfo("wine_quality_red", "wine_quality_red.csv.gz", ("B",), 1599, 11, 0, 6, "UCI Wine quality (red) via PMLB"),
+    DatasetInfo("wine_quality_white", "wine_quality_white.csv.gz", ("B",), 4898, 11, 0, 7, "UCI Wine quality (white) via PMLB"),
+    DatasetInfo("concrete", "concrete.csv.gz", ("B",), 1030, 8, 0, "regression", "UCI Concrete compressive strength"),
+    DatasetInfo("real_estate", "real_estate.csv.gz", ("B",), 414, 6, 0, "regression", "UCI Real estate valuation"),
+    DatasetInfo("ocm", "ocm.csv.gz", ("B",), 4759, 18, 13, "regression", "OCM catalyst literature data (Mine et al. 2021)", licence="not stated; data from the SI of Mine et al., ChemCatChem 13 (2021) 3636"),
+    DatasetInfo("breastmnist", "breastmnist.csv.gz", ("B",), 780, 784, 1, 2, "MedMNIST v2 BreastMNIST 28x28", licence="CC BY 4.0 (MedMNIST v2)"),
+    DatasetInfo("pneumoniamnist", "pneumoniamnist.csv.gz", ("B",), 5856, 784, 1, 2, "MedMNIST v2 PneumoniaMNIST 28x28", licence="CC BY 4.0 (MedMNIST v2)"),
+    DatasetInfo("qm9_subset", "qm9_subset.csv.gz", ("B",), 5000, 2, 4, "regression", "QM9, 5,000 molecules (qm9pack)", licence="CC0 (QM9); qm9pack: MIT"),
+    DatasetInfo("iris", "iris.csv.gz", ("C",), 150, 4, 0, 3, "UCI Iris via scikit-learn", "load_iris", licence="CC BY 4.0 (UCI); scikit-learn copy: BSD-3"),
+    DatasetInfo("wine", "wine.csv.gz", ("C",), 178, 13, 0, 3, "UCI Wine via scikit-learn", "load_wine", licence="CC BY 4.0 (UCI); scikit-learn copy: BSD-3"),
+    DatasetInfo("ionosphere", "ionosphere.csv.gz", ("C",), 351, 34, 0, 2, "UCI Ionosphere via PMLB"),
+    DatasetInfo("sonar", "sonar.csv.gz", ("C",), 208, 60, 0, 2, "UCI Sonar via PMLB"),
+    DatasetInfo("glass", "glass.csv.gz", ("C",), 214, 9, 0, 6, "UCI Glass identification"),
+    DatasetInfo("parkinsons", "parkinsons.csv.gz", ("C",), 195, 22, 0, 2, "UCI Parkinsons"),
+    DatasetInfo("digits", None, (), 1797, 64, 0, 10, "UCI Optical digits via scikit-learn", "load_digits", licence="CC BY 4.0 (UCI); scikit-learn copy: BSD-3"),
 ]
 DATASETS = {d.name: d for d in _REGISTRY}
 ALIASES = {"breast_cancer": "breast_cancer_wisconsin_diagnostic", "wdbc": "breast_cancer_wisconsin_diagnostic",
@@ -184,7 +193,7 @@ def load(name: str,  # a name of `list_datasets()` (or an alias: breast_cancer, 
 # %% ../nbs/00_datasets.ipynb #c106b344
 def list_datasets(part: str | None = None,  # keep only the data sets serving this part: "A", "B" or "C" (also "part-a", ...)
                  ) -> pd.DataFrame:
-    "The registry as a table: name, part, rows, numeric and categorical features, classes, source, licence."
+    "The registry as a table: name, part (its parts joined, \"A, C\"), rows, numeric and categorical features, classes, source, licence."
     df = pd.DataFrame([{"name": d.name, "part": d.part, "rows": d.rows, "numeric": d.numeric,
                         "categorical": d.categorical, "classes": d.classes, "source": d.source,
                         "licence": d.licence} for d in _REGISTRY])
@@ -192,6 +201,6 @@ def list_datasets(part: str | None = None,  # keep only the data sets serving th
         if not isinstance(part, str): raise TypeError(f"part must be 'A', 'B' or 'C', got {part!r}")
         key = part.strip().upper().removeprefix("PART-").removeprefix("PART ").removeprefix("PART_")
         if key not in ("A", "B", "C"): raise ValueError(f"part must be 'A', 'B' or 'C', got {part!r}")
-        df = df[df["part"].str.contains(key, regex=False)].reset_index(drop=True)
+        df = df[[key in d.parts for d in _REGISTRY]].reset_index(drop=True)
     return df
 

@@ -127,14 +127,14 @@ def khiops_ln_gamma(z) -> np.ndarray:
 @contextmanager
 def khiops_lngamma(n: int):  # the largest k whose log k! the fits inside may read (rows + classes)
     "Inside the block, the search of Khiops' criterion reads log k! = `khiops_ln_gamma(k + 1)` for k >= 128,000, as Khiops does."
-    from xai_geometry.naive_bayes.modl import search
-    saved = search._KLNF
-    t = search._khiops_lnf_table(max(int(n) + 1, search.KHIOPS_LNF_TABLE_SIZE)).copy()
-    k0 = search.KHIOPS_LNF_TABLE_SIZE
+    from xai_geometry.naive_bayes.modl import merge
+    saved = merge._KLNF
+    t = merge._khiops_lnf_table(max(int(n) + 1, merge.KHIOPS_LNF_TABLE_SIZE)).copy()
+    k0 = merge.KHIOPS_LNF_TABLE_SIZE
     t[k0:] = khiops_ln_gamma(np.arange(k0, len(t)) + 1.0)
-    search._KLNF = t
+    merge._KLNF = t
     try: yield
-    finally: search._KLNF = saved
+    finally: merge._KLNF = saved
 
 # %% ../../nbs/10d_modl_khiops.ipynb #34cfecb2
 SIZES = (10_000, 30_000, 100_000, 200_000, 500_000, 1_000_000)

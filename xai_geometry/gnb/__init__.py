@@ -5,9 +5,15 @@
 # %% auto #0
 __all__ = ['GeneralizedNaiveBayes', 'class_mutual_information', 'conditional_mutual_information', 'background_sample',
            'base_values', 'embedding', 'exact_shapley_values', 'expected_value', 'explain', 'shapley_values',
-           'GNBStructure', 'learn_k_structure', 'learn_structure', 'maximum_spanning_tree', 'plot_structure']
+           'GNBStructure', 'learn_k_structure', 'learn_structure', 'maximum_spanning_tree', 'plot_structure',
+           'KernelDensityNaiveBayes', 'TreeAugmentedNaiveBayes', 'InnerCVClassifier', 'SubsampledReducedGNB',
+           'quantile_bins', 'bin_codes', 'discrete_conditional_mutual_information', 'prefix_predictions',
+           'prefix_accuracies']
 
 # %% ../../nbs/C_gnb.ipynb #b81861e3
+from .baselines import (InnerCVClassifier, KernelDensityNaiveBayes, SubsampledReducedGNB,
+                                        TreeAugmentedNaiveBayes, bin_codes, discrete_conditional_mutual_information,
+                                        prefix_accuracies, prefix_predictions, quantile_bins)
 from .classifier import GeneralizedNaiveBayes
 from .information import class_mutual_information, conditional_mutual_information
 from .shapley import (background_sample, base_values, embedding, exact_shapley_values, expected_value,
@@ -16,4 +22,6 @@ from .structure import GNBStructure, learn_k_structure, learn_structure, maximum
 
 _all_ = ["GeneralizedNaiveBayes", "class_mutual_information", "conditional_mutual_information", "background_sample",
          "base_values", "embedding", "exact_shapley_values", "expected_value", "explain", "shapley_values", "GNBStructure",
-         "learn_k_structure", "learn_structure", "maximum_spanning_tree", "plot_structure"]
+         "learn_k_structure", "learn_structure", "maximum_spanning_tree", "plot_structure",
+         "KernelDensityNaiveBayes", "TreeAugmentedNaiveBayes", "InnerCVClassifier", "SubsampledReducedGNB",
+         "quantile_bins", "bin_codes", "discrete_conditional_mutual_information", "prefix_predictions", "prefix_accuracies"]
