@@ -3,6 +3,10 @@
 nbdev's doc processing executes every cell that imports something (to render the API docs), so a
 cell that mixes imports with other code would run heavy work while the docs build: imports live in
 cells of their own. Exported code must not import the development tools (nbdev, fastcore).
+
+Derivations: each step of a display equation carries a short label (a `\\tag` of at most 12 characters such as
+`\\tag{A1}`, a `\\text` of at most 30) and its reason is written in the prose right below the display, so that every
+display fits the column of the docs' page.
 """
 import ast
 import re
@@ -257,3 +261,52 @@ def test_the_wall_time_rule_catches_its_forms():
             "k = time.time()\nk = 'random'\nassert k != 'gaussian'"]
     for src in flagged: assert _timing_assertions([("x", ast.parse(src))]), src
     for src in left: assert not _timing_assertions([("x", ast.parse(src))]), src
+
+
+# Display equations: a step's label is short, its reason goes in the prose below the display (the rule of the module's
+# docstring). Long reasons written as a \tag or a \text are what ran past the page's column.
+DISPLAY = re.compile(r"\$\$(.*?)\$\$|\\begin\{(align\*?|equation\*?|gather\*?|multline\*?)\}(.*?)\\end\{\2\}", re.S)
+LABEL = re.compile(r"\\(tag\*?|text|textrm|textit|textbf|mbox)\s*\{")
+TAG_MAX, TEXT_MAX = 12, 30
+
+
+def _braced(s: str, i: int) -> str:
+    "The text inside the balanced braces whose opening brace is s[i]."
+    depth = 0
+    for j in range(i, len(s)):
+        depth += {"{": 1, "}": -1}.get(s[j], 0) if s[j - 1] != "\\" or j == i else 0
+        if depth == 0: return s[i + 1:j]
+    return s[i + 1:]
+
+
+def long_labels(markdown: str) -> list[str]:
+    "Every \\tag longer than TAG_MAX and every \\text (\\textrm, \\mbox, ...) longer than TEXT_MAX in a display equation."
+    bad = []
+    for m in DISPLAY.finditer(markdown):
+        eq = m.group(0)
+        for l in LABEL.finditer(eq):
+            body = _braced(eq, l.end() - 1)
+            limit = TAG_MAX if l.group(1).startswith("tag") else TEXT_MAX
+            if len(body) > limit: bad.append(f"\\{l.group(1)}{{{body}}} ({len(body)} > {limit} characters)")
+    return bad
+
+
+@pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.stem)
+def test_display_labels_are_short(nb):
+    "A display step carries a short label; its reason is a sentence below the display (long tags ran past the column)."
+    bad = []
+    for i, c in enumerate(json.loads(nb.read_text(encoding="utf-8"))["cells"]):
+        if c["cell_type"] != "markdown": continue
+        src = "".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+        bad += [f"cell {i}: {b}" for b in long_labels(src)]
+    assert not bad, (f"{nb.name}: write the reason in the prose below the display and keep a short label, "
+                     "e.g. `&& \\text{(a)}`:\n" + "\n".join(bad))
+
+
+def test_the_display_label_rule_catches_its_forms():
+    assert long_labels(r"$$a = b \tag{A1: the definition}$$") and not long_labels(r"$$a = b \tag{A1}$$")
+    long_reason = r"\begin{aligned} a &= b && \text{(triangle, then reverse triangle inequality)} \end{aligned}"
+    assert long_labels("$$" + long_reason + "$$") and long_labels("\\begin{align}" + long_reason + "\\end{align}")
+    assert not long_labels(r"$$\begin{aligned} a &= b && \text{(a)}\\ c &\le d && \text{(sum over } j\text{)} \end{aligned}$$")
+    assert long_labels(r"$$x \quad\text{(nested {braces} {do not end {the}} label early, it is long)}$$")
+    assert not long_labels(r"inline $\text{a long text in running prose is no display label at all}$ math")
