@@ -129,7 +129,7 @@ def exact_shapley_values(model: GeneralizedNaiveBayes, X,
                          complement: str | None = None, # log-odds of 3+ classes: "pooled" (dependence='gaussian') or "mixture"
                         ) -> np.ndarray:             # (n, d, K)
     "Shapley values by enumeration of the 2^d coalitions, product-of-marginals expectation by brute force (the reference)."
-    from xai_geometry.naive_bayes.shapley import coalition_shapley
+    from xai_geometry.explainers.coalitions import coalition_shapley
     _check_model(model); output = _check_output(output, complement, "exact_shapley_values")
     X = _check_rows(model, X, "X"); B = _check_rows(model, background, "background")
     n, d = X.shape; b = len(B)

@@ -19,27 +19,13 @@ from ..validation import PER_FEATURE_STEPS, StrOptions, check_features, check_pa
 
 
 # %% auto #0
-__all__ = ['explain', 'coalition_shapley', 'complement_log_tables', 'log_odds_tables', 'term_tables', 'part_frequencies',
-           'shapley_tables', 'prior_log_odds', 'log_odds_contributions', 'one_vs_rest_log_odds', 'base_values',
-           'expected_log_odds', 'explained_output', 'shapley_values', 'exact_shapley_values']
+__all__ = ['explain', 'complement_log_tables', 'log_odds_tables', 'term_tables', 'part_frequencies', 'shapley_tables',
+           'prior_log_odds', 'log_odds_contributions', 'one_vs_rest_log_odds', 'base_values', 'expected_log_odds',
+           'explained_output', 'shapley_values', 'exact_shapley_values']
 
 # %% ../../nbs/12_shapley.ipynb #08972e6c
-def coalition_shapley(value,  # value(mask: (M,) bool) -> (n, J) array, the game v(S) for every row
-                      n_players: int,  # M (<= 14: 2^M coalitions are enumerated)
-                     ) -> np.ndarray:  # (n, M, J)
-    "Exact Shapley values of a game by enumeration of all 2^M coalitions (the reference)."
-    M = n_players
-    if M > 14: raise ValueError(f"enumeration of 2^{M} coalitions refused (M <= 14)")
-    masks = ((np.arange(2 ** M)[:, None] >> np.arange(M)) & 1).astype(bool)   # (2^M, M)
-    v = np.stack([np.asarray(value(mk), dtype=float) for mk in masks])          # (2^M, n, J)
-    size = masks.sum(axis=1)
-    coef = np.array([math.factorial(s) * math.factorial(M - s - 1) / math.factorial(M) if s < M else 0.0
-                     for s in size])
-    phi = np.zeros(v.shape[1:2] + (M,) + v.shape[2:])
-    for m in range(M):
-        without = np.where(~masks[:, m])[0]
-        phi[:, m] = np.tensordot(coef[without], v[without | (1 << m)] - v[without], axes=1)
-    return phi
+from ..explainers.coalitions import coalition_shapley   # the reference: enumeration of the 2^M coalitions
+
 
 # %% ../../nbs/12_shapley.ipynb #d4151528
 def _check_options(output: str = "log_odds", complement: str = "pooled", caller: str = "shapley_values") -> str:
