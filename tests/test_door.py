@@ -177,3 +177,13 @@ def test_registry_rows_are_complete():
     assert t.notna().all().all() and (t.label != "").all()
     for name in t.index:
         assert callable(xg.explainers[name].load()), name
+
+
+@pytest.mark.parametrize("method", ["shap_kernel", "lime_tabular"])
+def test_the_reference_packages_through_the_door(method):
+    pytest.importorskip("shap" if method == "shap_kernel" else "lime")
+    svm = SVC(gamma=0.5).fit(X, y)
+    opts = dict(nsamples=100) if method == "shap_kernel" else dict(num_samples=200)
+    e = xg.explain(svm, X[:3], method=method, background=X, **opts)
+    assert e.values.shape == (3, 4) and np.isfinite(e.values).all()
+    if method == "shap_kernel": e.check_additivity(svm.decision_function(X[:3]), rtol=0, atol=1e-6)   # shap's efficiency
