@@ -34,6 +34,53 @@ def test_the_command_line_names_stay_importable_from_part_b():
     assert E.TABLE2_DATASETS is PD.TABLE2_DATASETS and callable(E.reproduce)
 
 
+def test_the_columns_and_the_verdicts_stay_importable_from_part_b():
+    "The method dispatch and the verdicts live in their own modules; part_b re-imports the same objects."
+    from xai_geometry.experiments import part_b_methods as PM, part_b_plots, part_b_verdicts as PV
+    for name in ("relevance", "method_eta", "lrp", "ETA_SCHEDULES", "SVM_METHODS", "METHOD_LABELS", "KNN_SWEEP_METHODS"):
+        assert getattr(E, name) is getattr(PM, name) and name in E.__all__, name
+    for name in ("table2_points", "table2_summary", "verdict_table", "baseline_settings", "RANKED", "PAPER_CLAIMS", "_params"):
+        assert getattr(E, name) is getattr(PV, name), name
+    assert part_b_plots.METHOD_LABELS is PM.METHOD_LABELS
+
+
+def test_the_labels_of_the_registry_rows_are_the_registry_s():
+    from xai_geometry import explainers
+    L = explainers.labels()
+    assert all(E.METHOD_LABELS[m] == L[m] for m in E.SVM_METHODS + E.KNN_METHODS)
+    assert E.METHOD_LABELS["kernel_shap:n100_label"] == L["kernel_shap"] + ", 100 coalitions, label"
+    assert E.METHOD_LABELS["lrp_eta=0"] == L["lrp"] + " η=0" and E.METHOD_LABELS["shapley_mean"] == L["shapley"] + " (mean)"
+
+
+def toy_baseline(model, X, *, background, random_state, **options):
+    "A baseline for the registry test: the same relevance for every feature, with the call recorded."
+    toy_baseline.calls.append(dict(model=model, X=X, background=background, random_state=random_state, options=options))
+    return np.full(np.shape(X), options.get("value", 1.0))
+
+
+toy_baseline.calls = []
+
+
+def test_a_baseline_added_to_the_registry_is_a_column_of_part_b():
+    "One function and one row of the registry: `relevance` calls the row's function with the training split as background."
+    from xai_geometry.explainers import REGISTRY, ExplainerSpec, register
+    from xai_geometry.experiments.part_b_methods import column_label
+    register(ExplainerSpec("toy", f"{__name__}:toy_baseline", "any", "any model", "Toy", "tab:red", "one call", "none"))
+    try:
+        X, X_train = np.arange(6.0).reshape(3, 2), np.ones((5, 2))
+        toy_baseline.calls.clear()
+        R = E.relevance("toy", "a model", X, X_train, random_state=7, value=2.5)
+        np.testing.assert_array_equal(R, np.full((3, 2), 2.5))
+        (call,) = toy_baseline.calls
+        assert call["model"] == "a model" and call["X"] is X and call["background"] is X_train
+        assert call["random_state"] == 7 and call["options"] == {"value": 2.5}
+        assert column_label("toy") == "Toy"
+    finally:
+        del REGISTRY["toy"]
+    with pytest.raises(ValueError, match="method must be"):
+        E.relevance("toy", "a model", X, X_train)
+
+
 def test_ordinal_codes_follow_the_given_order():
     X = pd.DataFrame({"safety": pd.Categorical(["low", "high", "med"]), "n": [1, 2, 3]})
     out = PD._ordinal(X, {"safety": ["low", "med", "high"]})

@@ -24,159 +24,40 @@ from ..neuralized.knn import NeuralizedKNN
 from ..neuralized.svm import NeuralizedSVM
 from .part_b_data import TABLE2_DATASETS, PAPER_SETS, VARIANT_SETS, KNN_KS, SVM_CS, SVM_GAMMAS
 from .part_b_data import binarized, fit_model, select_model, split_scale
+from .part_b_methods import (AXIS_METHODS, ETA_SCHEDULES, EXPENSIVE, EXTRA_METHODS, KERNEL_SHAP_AXIS,
+    KERNEL_SHAP_VARIANTS, KNN_ETAS, KNN_METHODS, KNN_SWEEP_METHODS, LIME_AXIS, METHOD_LABELS, SVM_METHODS, _rbf_gamma,
+    eta_caption, eta_public_code, gradient_x_input_g, lrp, method_eta, relevance, shapley_mean_reference)
+from .part_b_verdicts import (BASELINE_SETTINGS, CLAIM_BASELINES, PAPER_CLAIMS, PAPER_DIABETES_KERNEL_SHAP,
+    PAPER_DIABETES_SVM_ROW, PAPER_LRP_SVM, PAPER_SVM_GAMMA, PAPER_TABLE2_TEXT, RANKED, VERDICT_RULES, _paper_statements, _params,
+    _replaced, baseline_settings, claim_counts, eta_settings, knn_sweep_counts, paired_differences, table2_frame, table2_points,
+    table2_summary, verdict_counts, verdict_table)
+
+#: the columns (`27e_part_b_methods`) and the verdicts (`27f_part_b_verdicts`) stay importable from here
+_all_ = ["KERNEL_SHAP_VARIANTS", "KERNEL_SHAP_AXIS", "LIME_AXIS", "ETA_SCHEDULES", "SVM_METHODS", "KNN_METHODS", "EXTRA_METHODS",
+         "KNN_ETAS", "EXPENSIVE", "METHOD_LABELS", "AXIS_METHODS", "KNN_SWEEP_METHODS", "shapley_mean_reference", "eta_caption",
+         "eta_public_code", "lrp", "gradient_x_input_g", "method_eta", "relevance",
+         "PAPER_SVM_GAMMA", "PAPER_TABLE2_TEXT", "PAPER_CLAIMS", "PAPER_LRP_SVM", "PAPER_DIABETES_SVM_ROW", "PAPER_DIABETES_KERNEL_SHAP",
+         "RANKED", "CLAIM_BASELINES", "VERDICT_RULES", "BASELINE_SETTINGS", "table2_points", "table2_frame", "table2_summary",
+         "paired_differences", "claim_counts", "verdict_table", "verdict_counts", "baseline_settings", "knn_sweep_counts", "eta_settings"]
 
 # %% auto #0
-__all__ = ['KERNEL_SHAP_VARIANTS', 'KERNEL_SHAP_AXIS', 'LIME_AXIS', 'ETA_SCHEDULES', 'SVM_METHODS', 'KNN_METHODS',
-           'EXTRA_METHODS', 'KNN_ETAS', 'EXPENSIVE', 'METHOD_LABELS', 'AXIS_METHODS', 'TASK_VERSION', 'TABLE2_SEEDS',
-           'IMAGE_SEEDS', 'IMAGE_DIM', 'BLOCK', 'PAPER_SVM_GAMMA', 'PAPER_TABLE2_TEXT', 'PAPER_CLAIMS', 'PAPER_LRP_SVM',
+__all__ = ['TASK_VERSION', 'TABLE2_SEEDS', 'IMAGE_SEEDS', 'IMAGE_DIM', 'BLOCK', 'KNN_SWEEP_KS', 'KNN_SWEEP_POINTS',
+           'QUICK_DATASETS', 'IMAGE_SETS', 'FIG2_GAMMAS', 'FIG2_KS', 'SYNTHETIC_SEEDS', 'KERNEL_SHAP_VARIANT_CELLS',
+           'RECORD', 'budget', 'block_seed', 'explain_points', 'table2_methods', 'model_task', 'table2_task',
+           'knn_k_task', 'kernel_shap_variants_task', 'sweep_task', 'synthetic_task', 'runtime_task', 'reproduce',
+           'write_part_b', 'KERNEL_SHAP_VARIANTS', 'KERNEL_SHAP_AXIS', 'LIME_AXIS', 'ETA_SCHEDULES', 'SVM_METHODS',
+           'KNN_METHODS', 'EXTRA_METHODS', 'KNN_ETAS', 'EXPENSIVE', 'METHOD_LABELS', 'AXIS_METHODS',
+           'KNN_SWEEP_METHODS', 'shapley_mean_reference', 'eta_caption', 'eta_public_code', 'lrp', 'gradient_x_input_g',
+           'method_eta', 'relevance', 'PAPER_SVM_GAMMA', 'PAPER_TABLE2_TEXT', 'PAPER_CLAIMS', 'PAPER_LRP_SVM',
            'PAPER_DIABETES_SVM_ROW', 'PAPER_DIABETES_KERNEL_SHAP', 'RANKED', 'CLAIM_BASELINES', 'VERDICT_RULES',
-           'BASELINE_SETTINGS', 'KNN_SWEEP_KS', 'KNN_SWEEP_POINTS', 'KNN_SWEEP_METHODS', 'QUICK_DATASETS', 'IMAGE_SETS',
-           'FIG2_GAMMAS', 'FIG2_KS', 'SYNTHETIC_SEEDS', 'KERNEL_SHAP_VARIANT_CELLS', 'RECORD', 'shapley_mean_reference',
-           'eta_caption', 'eta_public_code', 'lrp', 'gradient_x_input_g', 'method_eta', 'relevance', 'budget',
-           'block_seed', 'explain_points', 'table2_methods', 'model_task', 'table2_task', 'table2_points',
-           'table2_frame', 'table2_summary', 'paired_differences', 'claim_counts', 'verdict_table', 'verdict_counts',
-           'baseline_settings', 'knn_sweep_counts', 'eta_settings', 'knn_k_task', 'kernel_shap_variants_task',
-           'sweep_task', 'synthetic_task', 'runtime_task', 'reproduce', 'write_part_b']
+           'BASELINE_SETTINGS', 'table2_points', 'table2_frame', 'table2_summary', 'paired_differences', 'claim_counts',
+           'verdict_table', 'verdict_counts', 'baseline_settings', 'knn_sweep_counts', 'eta_settings']
 
 # %% ../../nbs/27_experiments.ipynb #0667b664
 def _need(module: str):
     "Import an optional reference package, or a `UsageError` (exit status 2) that says how to install it."
     try: return need(module)
     except ImportError as e: raise UsageError(f"the part-B baselines: {e}") from None
-
-
-#: KernelSHAP settings compared on one task by `kernel_shap_variants_task` (the first is Table 2's)
-KERNEL_SHAP_VARIANTS = {
-    "kmeans10_auto": dict(background="kmeans", background_size=10, l1_reg="auto"),
-    "kmeans10_none": dict(background="kmeans", background_size=10, l1_reg=False),
-    "kmeans10_top10": dict(background="kmeans", background_size=10, l1_reg="num_features(10)"),
-    "sample100_auto": dict(background="sample", background_size=100, l1_reg="auto"),
-    "mean_auto": dict(background="mean", l1_reg="auto"),
-}
-
-#: the baselines' settings computed on every data set and split (the columns `kernel_shap:<name>`,
-#: `lime:<name>`); Table 2's own columns are KernelSHAP with 10 k-means centres, 2d + 2048 coalitions,
-#: on the decision value (`kernel_shap`), and LIME at its defaults (`lime`)
-KERNEL_SHAP_AXIS = {
-    "label": dict(output="label"),                          # k-means background, the hard label
-    "mean": dict(background="mean"),                        # one reference: the training mean
-    "mean_label": dict(background="mean", output="label"),
-    "n100": dict(nsamples=100),                             # a budget of 100 coalitions
-    "n100_label": dict(nsamples=100, output="label"),
-}
-LIME_AXIS = {"n100": dict(num_samples=100)}                 # a budget of 100 perturbations
-
-
-def shapley_mean_reference(model, X, X_train, *, random_state: int = 0) -> np.ndarray:
-    """Our Shapley values of f against the training mean (v(S) = f(x_S, mean_rest)): every coalition
-    enumerated, i.e. exact, for d <= 11; KernelSHAP's sampled estimate beyond (library `kernel_shap`)."""
-    return kernel_shap(model, X, background=X_train, random_state=random_state)
-
-# %% ../../nbs/27_experiments.ipynb #1d6e3354
-def eta_caption(gamma: float) -> float:
-    "Table 1's caption: η = median{0, 0.4 log10 γ + 0.4, 1} (the library's default for the SVM)."
-    return float(np.clip(0.4 * np.log10(gamma) + 0.4, 0.0, 1.0))
-
-
-def eta_public_code(gamma: float) -> float:
-    """The η of the authors' public code (`compute_heuristic_eta_svm` in florianbley/lrp-for-distance-classifiers):
-    0 when log10 γ < -0.5, 1 when log10 γ > 1.5, else 0.4 log10 γ + 0.4 rounded to two decimals. It differs
-    from the caption's for γ in (0.1, 10^-0.5), where the caption's η is positive and the code's 0 (on the grid:
-    γ = 0.3, 0.19 against 0), and by the rounding."""
-    lg = float(np.log10(gamma))
-    return 0.0 if lg < -0.5 else 1.0 if lg > 1.5 else round(0.4 * lg + 0.4, 2)
-
-
-#: the η schedules of the SVM: the columns "lrp" (the caption's) and "lrp@code" (the public code's)
-ETA_SCHEDULES = {"caption": eta_caption, "code": eta_public_code}
-
-
-def _rbf_gamma(model) -> float:
-    return float(model._gamma if isinstance(model.gamma, str) else model.gamma)
-
-
-def lrp(model, X, **options) -> np.ndarray:
-    "LRP of the neuralized model (Table-1 heuristics unless `options` give eta/beta/kappa), (n, d)."
-    net = NeuralizedSVM(model) if isinstance(model, SVC) else NeuralizedKNN(model)
-    return net.relevance(X, **options)
-
-
-def gradient_x_input_g(model, X) -> np.ndarray:
-    """Gradient x input on the neuralized output g = log A+ - log A- (ablation of Fig. 3):
-    grad g = 2 gamma (u+ - u-) with the pooling means at beta = gamma, i.e. gamma * E_0 (eta = 0)."""
-    net = NeuralizedSVM(model)
-    return net.gamma_ * net.relevance(X, eta=0.0, beta=net.gamma_)
-
-
-SVM_METHODS = ("lrp", "gradient_x_input", "sensitivity", "integrated_gradients", "occlusion",
-               "shapley_sampling", "kernel_shap", "lime")
-KNN_METHODS = ("lrp", "occlusion", "shapley_sampling", "kernel_shap", "lime")
-#: extra columns, not ranked: our exact Shapley values against the mean; the ablation of Fig. 3
-EXTRA_METHODS = ("shapley_mean", "gradient_x_input_g")
-#: η values of the LRP-KNN sweep (η = 0.8 is Table 1's, the column "lrp")
-KNN_ETAS = (0.0, 0.2, 0.4, 0.6, 1.0)
-EXPENSIVE = ("shapley_sampling", "kernel_shap", "lime")
-METHOD_LABELS = {"lrp": "LRP", "gradient_x_input": "GI", "sensitivity": "(∇f)²", "integrated_gradients": "IG",
-                 "occlusion": "Occlusion", "shapley_sampling": "SHAP", "kernel_shap": "Kernel SHAP",
-                 "lime": "LIME", "shapley_mean": "Shapley (mean)", "gradient_x_input_g": "GI on g",
-                 "lrp@code": "LRP (η of the public code)",
-                 "kernel_shap:label": "Kernel SHAP, label", "kernel_shap:mean": "Kernel SHAP, mean reference",
-                 "kernel_shap:mean_label": "Kernel SHAP, mean reference, label",
-                 "kernel_shap:n100": "Kernel SHAP, 100 coalitions", "kernel_shap:n100_label": "Kernel SHAP, 100 coalitions, label",
-                 "lime:n100": "LIME, 100 samples",
-                 **{f"lrp_eta={e:g}": f"LRP η={e:g}" for e in KNN_ETAS}}
-#: the baselines' settings as columns (`KERNEL_SHAP_AXIS`, `LIME_AXIS`)
-AXIS_METHODS = tuple(f"kernel_shap:{v}" for v in KERNEL_SHAP_AXIS) + tuple(f"lime:{v}" for v in LIME_AXIS)
-
-
-def method_eta(method: str, model) -> float | None:
-    "The η of a LRP column for `model` (None for the other methods): Table 1's, a schedule's (`lrp@<name>`, SVM) or a fixed one (`lrp_eta=<η>`)."
-    if method.startswith("lrp_eta="):
-        try: return float(method.split("=", 1)[1])
-        except ValueError: raise ValueError(f"method {method!r}: η must be a number") from None
-    if method == "lrp" or method.startswith("lrp@"):
-        if not isinstance(model, SVC):
-            if method != "lrp": raise ValueError(f"method {method!r}: an η schedule is defined for the SVM only")
-            return 0.8
-        sched = "caption" if method == "lrp" else method.split("@", 1)[1]
-        if sched not in ETA_SCHEDULES: raise ValueError(f"method {method!r}: schedule must be one of {sorted(ETA_SCHEDULES)}")
-        return ETA_SCHEDULES[sched](_rbf_gamma(model))
-    return None
-
-
-def relevance(method: str, model, X, X_train, *, random_state: int = 0, **options) -> np.ndarray:
-    """Relevance (n, d) of `method` for `model` at X; positive = evidence for class 1.
-
-    "lrp" = the neuralized explanation (Table 1), "lrp@code" the SVM's with the η of the authors'
-    public code, "lrp_eta=<η>" any η; "kernel_shap", "kernel_shap:<setting>", "lime", "lime:<setting>"
-    = the reference packages (`kernel_shap_reference`, `lime_reference`, `options` passed on; the
-    settings of `KERNEL_SHAP_AXIS`, `KERNEL_SHAP_VARIANTS`, `LIME_AXIS`); "shapley_mean" = our exact Shapley values against the mean;
-    "gradient_x_input_g" = the ablation; the others = the library baselines (background = the
-    training split, whose mean is the origin after z-scoring). Sensitivity (unsigned) is
-    multiplied by sign f(x) so that flipping removes the most sensitive features first whatever
-    the predicted class."""
-    if method == "lrp": return lrp(model, X)
-    if method.startswith(("lrp@", "lrp_eta=")): return lrp(model, X, eta=method_eta(method, model))
-    if method == "gradient_x_input_g": return gradient_x_input_g(model, X)
-    if method == "kernel_shap": return kernel_shap_reference(model, X, X_train, random_state=random_state, **options)
-    if method.startswith("kernel_shap:"):
-        v = method.split(":", 1)[1]
-        table = KERNEL_SHAP_AXIS if v in KERNEL_SHAP_AXIS else KERNEL_SHAP_VARIANTS
-        if v not in table: raise ValueError(f"method {method!r}: setting must be one of {sorted(KERNEL_SHAP_AXIS) + sorted(KERNEL_SHAP_VARIANTS)}")
-        return kernel_shap_reference(model, X, X_train, random_state=random_state, **{**options, **table[v]})
-    if method.startswith("lime:"):
-        v = method.split(":", 1)[1]
-        if v not in LIME_AXIS: raise ValueError(f"method {method!r}: setting must be one of {sorted(LIME_AXIS)}")
-        return lime_reference(model, X, X_train, random_state=random_state, **LIME_AXIS[v])
-    if method == "lime": return lime_reference(model, X, X_train, random_state=random_state)
-    if method == "shapley_mean": return shapley_mean_reference(model, X, X_train, random_state=random_state)
-    if method not in BASELINES:
-        raise ValueError(f"method must be 'lrp', 'lrp@<schedule>', 'lrp_eta=<η>', 'kernel_shap[:<setting>]', 'lime[:<setting>]', 'shapley_mean', "
-                         f"'gradient_x_input_g' or one of {sorted(BASELINES)}, got {method!r}")
-    R = BASELINES[method](model, X, background=X_train, random_state=random_state)
-    if method == "sensitivity":
-        R = R * np.where(explained_model(model).output(X) > 0, 1.0, -1.0)[:, None]
-    return R
 
 # %% ../../nbs/27_experiments.ipynb #42b9a2b5
 TASK_VERSION = "4"  # bump to invalidate cached task results
@@ -322,319 +203,10 @@ def table2_task(key: str, model: str, seed: int = 0, quick: bool = False, n_expl
     return res
 
 
-# %% ../../nbs/27_experiments.ipynb #94e03f22
-#: γ of the SVM the paper selected (Table 2, readable in the translated text); rows for Rice,
-#: Wine Quality and every k-NN row are lost in the text.
-PAPER_SVM_GAMMA = {"breastmnist": 3.0, "breast_cancer": 0.01, "car_evaluation": 3.0, "catalyst": 3.0,
-                   "concrete": 3.0, "diabetes": 3.0, "pneumoniamnist": 3.0, "raisin": 0.3, "real_estate": 10.0}
-
-#: The SVM rows of Table 2 as the translated text prints them (column headers "GI (∇f)² Occlusion
-#: SHAP Kernel SHAP LIME LRP-SVM", digits split by lost formatting, "?" = the lost "expensive" mark).
-PAPER_TABLE2_TEXT = {
-    "breastmnist": "SVM γ=30.2 2 0.33 8 0.70 4 0.18 5? 0.34 5 0.76 4 0.69 9 0.04 ±0.065",
-    "breast_cancer": "SVM γ=0.01 0.50 5 0.50 5? 0.70 3 0.50 5 0.58 3 0.69 8 0.50 3±0.036",
-    "car_evaluation": "SVM γ=30.2 0.30 5 0.30 5 0.09 0.03 9 0.03 3? 0.058 ±0.021",
-    "catalyst": "SVM γ=3 0.04 3 0.04 7 0.60 6 0.18 6 0.04 0.41 3 0.32 1 0.11 6? ±0.077",
-    "concrete": "SVM γ=3 0.71 8 0.67 8 0.67 8 0.67 9 0.68 8 0.65 5±0.031",
-    "diabetes": "SVM γ=3 0.35 1 0.35 2 0.63 4 0.31 8? 0.33 6 0.41 2 0.37 1 0.23 ±0.048",
-    "pneumoniamnist": "SVM γ=3 0.58 9 0.58 6 0.88 4 0.49 4? 0.58 7 0.89 3 0.86 8 0.35 ±0.039",
-    "raisin": "SVM γ=0.3 0.64 6 0.60 6 0.74 9 0.61 0.60 5 0.60 5? 0.61 ±0.020",
-    "real_estate": "SVM γ=10 0.57 3 0.42 8 0.38 3 0.41 1 0.41 2 0.38 5? ±0.044",
-}
-
-#: What the text states about Table 2 (§6.3): (count, out of)
-PAPER_CLAIMS = {
-    "svm_lrp_top2": (8, 11),   # LRP-SVM first or second on 8 of 11 data sets
-    "knn_lrp_beats_occlusion_lime_kernelshap": (9, 11),  # LRP-KNN better than occlusion, LIME and Kernel SHAP on 9 of 11
-}
-
-#: Our reading of the garbled SVM rows: (LRP-SVM AUFC, LRP rank among the methods). Uncertain where
-#: the digits cannot be re-assembled unambiguously (car evaluation, catalyst, raisin: None).
-PAPER_LRP_SVM = {"breastmnist": (0.04, 1), "breast_cancer": (0.503, 1), "car_evaluation": (0.058, None),
-                 "catalyst": (0.116, None), "concrete": (0.655, 1), "diabetes": (0.23, 1),
-                 "pneumoniamnist": (0.35, 1), "raisin": (0.61, None), "real_estate": (0.385, 2)}
-
-#: The eight numbers of the diabetes SVM row of Table 2 re-assembled from the text, in printed order.
-#: The column order is lost: read as GI, (∇f)², occlusion, IG, SHAP, KernelSHAP, LIME, LRP the
-#: KernelSHAP value is 0.412; in §6.2's order of the baselines it is 0.371. LRP-SVM is 0.23 either way.
-PAPER_DIABETES_SVM_ROW = (0.351, 0.352, 0.634, 0.318, 0.336, 0.412, 0.371, 0.23)
-PAPER_DIABETES_KERNEL_SHAP = (0.371, 0.412)
-
-# %% ../../nbs/27_experiments.ipynb #fd42b4f6
-#: methods ranked in each model's rows of Table 2 (the paper's columns)
-RANKED = {"svm": SVM_METHODS, "knn": KNN_METHODS}
-
-
-def table2_points(results: list[dict]) -> pd.DataFrame:
-    """Per-point AUFCs, one row per (data set, model, split seed, explained test point) and one column
-    per method: the paired data behind every comparison."""
-    frames = []
-    for r in results:
-        F = pd.DataFrame({m: np.asarray(a, float) for m, a in r["aufc"].items()})
-        F.insert(0, "point", np.asarray(r.get("points", np.arange(len(F)))))
-        for i, (c, v) in enumerate((("dataset", r["dataset"]), ("model", r["model"]), ("seed", r.get("seed", 0)),
-                                    ("k", r.get("k", r["params"].get("n_neighbors", np.nan))))):
-            F.insert(i, c, v)
-        frames.append(F)
-    return pd.concat(frames, ignore_index=True)
-
-
-def _params(p: dict) -> str: return ";".join(f"{k}={v}" for k, v in p.items())
-
-
-def table2_frame(results: list[dict]) -> pd.DataFrame:
-    """Table 2 as a long frame (dataset, model, seed, method, aufc, stderr, rank, mark, ...): mean AUFC
-    over the explained points ± standard error, rank within (dataset, model, seed) among the paper's
-    methods (1 = best; the extra columns — our exact Shapley values, the ablation, the η sweep — are
-    not ranked), mark "best" / "second", the selected hyper-parameters and, for the SVM, the paper's
-    γ and LRP reading."""
-    rows = []
-    for r in results:
-        for m, a in r["aufc"].items():
-            a = np.asarray(a, float)
-            rows.append(dict(dataset=r["dataset"], name=r["name"], model=r["model"], seed=r.get("seed", 0), method=m,
-                             aufc=a.mean(), stderr=a.std(ddof=1) / np.sqrt(len(a)) if len(a) > 1 else np.nan,
-                             n_explained=len(a), seconds=r["seconds"][m],
-                             per_second=len(a) / max(r["seconds"][m], 1e-9), params=_params(r["params"]),
-                             test_accuracy=r["test_accuracy"], n_train=r["n_train"], n_test=r["n_test"], d=r["d"]))
-    T = pd.DataFrame(rows)
-    T["ranked"] = [m in RANKED[mo] for m, mo in zip(T.method, T.model)]
-    T["rank"] = np.nan
-    T.loc[T.ranked, "rank"] = T[T.ranked].groupby(["dataset", "model", "seed"])["aufc"].rank(method="min")
-    T["mark"] = np.select([T["rank"] == 1, T["rank"] == 2], ["best", "second"], "")
-    T["paper_gamma"] = [PAPER_SVM_GAMMA.get(k, np.nan) if m == "svm" else np.nan for k, m in zip(T.dataset, T.model)]
-    T["paper_lrp_aufc"] = [PAPER_LRP_SVM.get(k, (np.nan, None))[0] if (m == "svm" and me == "lrp") else np.nan
-                           for k, m, me in zip(T.dataset, T.model, T.method)]
-    T["paper_lrp_rank"] = [PAPER_LRP_SVM.get(k, (np.nan, None))[1] if (m == "svm" and me == "lrp") else None
-                           for k, m, me in zip(T.dataset, T.model, T.method)]
-    return T
-
-
-def table2_summary(T: pd.DataFrame, seed=0) -> pd.DataFrame:
-    "One row per (dataset, model) of split `seed`: best and second method, LRP's AUFC and rank, the paper's reading."
-    out = []
-    G = T[T.ranked & (T.seed == seed)]
-    for (k, m), g in G.groupby(["dataset", "model"], sort=True):
-        g = g.sort_values("aufc")
-        lrp_row = g[g.method == "lrp"].iloc[0]
-        others = g[g.method != "lrp"]
-        out.append(dict(dataset=k, model=m, params=lrp_row.params, test_accuracy=round(lrp_row.test_accuracy, 3),
-                        n_explained=int(lrp_row.n_explained),
-                        best=METHOD_LABELS[g.method.iloc[0]], second=METHOD_LABELS[g.method.iloc[1]],
-                        lrp_aufc=round(lrp_row.aufc, 3), lrp_stderr=round(lrp_row.stderr, 3), lrp_rank=int(lrp_row["rank"]),
-                        best_other=f"{METHOD_LABELS[others.method.iloc[0]]} {others.aufc.iloc[0]:.3f}",
-                        max_stderr=round(g.stderr.max(), 3),
-                        paper_gamma=PAPER_SVM_GAMMA.get(k) if m == "svm" else None,
-                        paper_lrp=PAPER_LRP_SVM.get(k, (None, None)) if m == "svm" else None))
-    return pd.DataFrame(out)
-
-# %% ../../nbs/27_experiments.ipynb #10d6aa36
-def paired_differences(P: pd.DataFrame, reference: str = "lrp", against=None, *, by=("dataset", "model", "seed"),
-                       alpha: float = 0.05) -> pd.DataFrame:
-    """Paired comparison of `reference` with every method in `against` (default: the other ranked
-    methods of the model) on the same explained points: mean difference of per-point AUFCs
-    (reference − other; negative = the reference flips faster, i.e. is better), its standard error,
-    the two-sided paired t-test and its 95 % interval. `outcome` is "win" / "loss" when the test
-    rejects equality at level `alpha`, else "tie". `by` groups the points (drop "seed" to pool the
-    split seeds: the points of different splits are independent draws)."""
-    rows = []
-    for key, g in P.groupby(list(by), sort=True):
-        key = key if isinstance(key, tuple) else (key,)
-        model = dict(zip(by, key)).get("model", g["model"].iloc[0])
-        if reference not in g.columns or g[reference].isna().any(): continue
-        others = [m for m in (against or RANKED[model]) if m != reference and m in g.columns and g[m].notna().all()]
-        for m in others:
-            dlt = (g[reference] - g[m]).to_numpy(float)
-            n = len(dlt); mean = dlt.mean()
-            se = dlt.std(ddof=1) / np.sqrt(n) if n > 1 else np.nan
-            if n > 1 and se > 0:
-                t = mean / se; p = 2 * stats.t.sf(abs(t), n - 1); h = stats.t.ppf(0.975, n - 1) * se
-            else:
-                t, p, h = np.nan, (1.0 if mean == 0 else 0.0) if n > 1 else np.nan, 0.0
-            rows.append(dict(zip(by, key), reference=reference, method=m, n=n, aufc_reference=g[reference].mean(),
-                             aufc_method=g[m].mean(), diff=mean, stderr=se, ci_low=mean - h, ci_high=mean + h, t=t, p=p,
-                             outcome="win" if (p < alpha and mean < 0) else "loss" if (p < alpha and mean > 0) else "tie"))
-    return pd.DataFrame(rows)
-
-
-CLAIM_BASELINES = ("occlusion", "lime", "kernel_shap")
-
-
-def claim_counts(P: pd.DataFrame, *, reference: str = "lrp", by=("dataset", "model", "seed"), alpha: float = 0.05) -> pd.DataFrame:
-    """The two counts of §6.3 for the points `P`, per group of `by` minus "dataset" (e.g. per seed):
-
-    * `svm_lrp_top2`: data sets where LRP-SVM ranks first or second by mean AUFC (`raw`), and where
-      the paired tests put it there (`significant`: significantly better than every other method
-      except at most one — `verdict_table`'s `significantly_top2`);
-    * `knn_lrp_beats_occlusion_lime_kernelshap`: data sets where LRP-KNN has a lower mean AUFC than
-      occlusion, LIME and KernelSHAP (`raw`), and where it wins the paired test against all three
-      (`significant`)."""
-    D = paired_differences(P, reference, by=by, alpha=alpha)
-    if D.empty: return pd.DataFrame()
-    outer = [b for b in by if b not in ("dataset", "model")]
-    rows = []
-    for model, claim in (("svm", "svm_lrp_top2"), ("knn", "knn_lrp_beats_occlusion_lime_kernelshap")):
-        Dm = D[D.model == model]
-        if Dm.empty: continue
-        for key, g in (Dm.groupby(outer, sort=True) if outer else [((), Dm)]):
-            key = key if isinstance(key, tuple) else (key,)
-            raw, sig, sets_raw, sets_sig = 0, 0, [], []
-            for ds, h in g.groupby("dataset", sort=True):
-                if model == "svm":
-                    ok_raw = (h["diff"] > 0).sum() <= 1                  # rank <= 2: at most one method with a lower mean
-                    ok_sig = (h.outcome == "win").sum() >= len(h) - 1      # significantly better than all but at most one
-                else:
-                    h = h[h.method.isin(CLAIM_BASELINES)]
-                    ok_raw = len(h) == len(CLAIM_BASELINES) and bool((h["diff"] < 0).all())
-                    ok_sig = len(h) == len(CLAIM_BASELINES) and bool((h.outcome == "win").all())
-                raw += ok_raw; sig += ok_sig
-                if ok_raw: sets_raw.append(ds)
-                if ok_sig: sets_sig.append(ds)
-            rows.append(dict(claim=claim, model=model, **dict(zip(outer, key)), reference=reference,
-                             paper=PAPER_CLAIMS[claim][0], raw=raw, significant=sig, n_sets=g.dataset.nunique(),
-                             sets_raw=" ".join(sets_raw), sets_significant=" ".join(sets_sig)))
-    return pd.DataFrame(rows)
-
-# %% ../../nbs/27_experiments.ipynb #6e76d73d
-def verdict_table(P: pd.DataFrame, reference: str = "lrp", *, alpha: float = 0.05, pooled: bool = True) -> pd.DataFrame:
-    """The verdict on `reference` (LRP) by one rule for both models, from the per-point AUFCs `P`
-    (`table2_points`): one row per (data set, model, split seed) and, with `pooled`, per (data set,
-    model) over all its split seeds (`split` = "pooled"; a data set with one split pools to that split).
-
-    Among the model's ranked methods (`RANKED`: the paper's columns), `rank` is the reference's rank by
-    mean AUFC over the explained points (1 = best; a tie shares the better rank); `top2` = rank <= 2,
-    the paper's criterion. Beside it the paired t-tests of `paired_differences` against every other
-    ranked method, the same test and `alpha` for both models: `wins` / `ties` / `losses` of the
-    reference, `significantly_top2` = significantly better than every other method except at most one,
-    `beaten_by_at_most_one` = significantly worse than at most one (the same rule read the other way:
-    what the tests cannot rule out). `n_points` = explained points; the pooled test treats the points of
-    the splits as one sample (each split with its own model)."""
-    groups = [("seed", P)] + ([("pooled", P)] if pooled else [])
-    rows = []
-    for kind, Q in groups:
-        by = ("dataset", "model", "seed") if kind == "seed" else ("dataset", "model")
-        D = paired_differences(Q, reference, by=by, alpha=alpha)
-        if D.empty: continue
-        for key, g in Q.groupby(list(by), sort=True):
-            d = dict(zip(by, key))
-            h = D[(D.dataset == d["dataset"]) & (D.model == d["model"])]
-            if kind == "seed": h = h[h.seed == d["seed"]]
-            if h.empty: continue
-            methods = [m for m in RANKED[d["model"]] if m in g.columns and g[m].notna().all()]
-            means = g[methods].mean()
-            others = means.drop(reference)
-            w, l = int((h.outcome == "win").sum()), int((h.outcome == "loss").sum())
-            rows.append(dict(dataset=d["dataset"], model=d["model"], split=str(d["seed"]) if kind == "seed" else "pooled",
-                             n_points=len(g), n_methods=len(methods), rank=int((others < means[reference]).sum()) + 1,
-                             aufc=means[reference], best_other=others.idxmin(), best_other_aufc=others.min(),
-                             wins=w, ties=len(h) - w - l, losses=l))
-    V = pd.DataFrame(rows)
-    if V.empty: return V
-    V["top2"] = V["rank"] <= 2
-    V["significantly_top2"] = V.wins >= V.n_methods - 2
-    V["beaten_by_at_most_one"] = V.losses <= 1
-    return V
-
-
-#: the three readings of `verdict_table`, in the order they are reported
-VERDICT_RULES = ("top2", "significantly_top2", "beaten_by_at_most_one")
-
-
-def verdict_counts(V: pd.DataFrame) -> pd.DataFrame:
-    "Per model and split of `verdict_table(...)`: the data sets, and how many (and which) satisfy each rule."
-    rows = []
-    for (model, split), g in V.groupby(["model", "split"], sort=True):
-        r = dict(model=model, split=split, n_sets=len(g), n_points=int(g.n_points.sum()))
-        for rule in VERDICT_RULES:
-            r[rule] = int(g[rule].sum()); r[f"sets_{rule}"] = " ".join(sorted(g.dataset[g[rule]]))
-        rows.append(r)
-    return pd.DataFrame(rows)
-
-
-def _replaced(P: pd.DataFrame, replace: dict) -> pd.DataFrame:
-    "P with column `c` holding the values of column `replace[c]` (NaN where that column is absent)."
-    Q = P.copy()
-    for col, by in replace.items(): Q[col] = Q[by] if by in Q.columns else np.nan
-    return Q
-
-
-#: the baselines' settings under which the verdict is read again: setting -> {Table-2 column: column put in its place}
-BASELINE_SETTINGS = {
-    "as in Table 2": {},
-    "Kernel SHAP on the label": {"kernel_shap": "kernel_shap:label"},
-    "Kernel SHAP, mean reference": {"kernel_shap": "kernel_shap:mean"},
-    "Kernel SHAP, mean reference, label": {"kernel_shap": "kernel_shap:mean_label"},
-    "Kernel SHAP, 100 coalitions": {"kernel_shap": "kernel_shap:n100"},
-    "Kernel SHAP, 100 coalitions, label": {"kernel_shap": "kernel_shap:n100_label"},
-    "LIME, 100 samples": {"lime": "lime:n100"},
-    "Kernel SHAP, 100 coalitions, label + LIME, 100 samples": {"kernel_shap": "kernel_shap:n100_label", "lime": "lime:n100"},
-}
-
-
-def _paper_statements(P: pd.DataFrame, alpha: float) -> pd.DataFrame:
-    "`claim_counts` per split and pooled, as (model, split) rows with the columns `paper_raw`, `paper_significant`."
-    per = claim_counts(P, alpha=alpha)
-    if per.empty: return pd.DataFrame(columns=["model", "split", "paper_raw", "paper_significant"])
-    per = per.assign(split=lambda d: d.seed.astype(str))
-    pooled = claim_counts(P, by=("dataset", "model"), alpha=alpha).assign(split="pooled")
-    C = pd.concat([per, pooled], ignore_index=True)
-    return C[["model", "split", "raw", "significant"]].rename(columns={"raw": "paper_raw", "significant": "paper_significant"})
-
-
-def baseline_settings(P: pd.DataFrame, sets=PAPER_SETS, *, alpha: float = 0.05) -> pd.DataFrame:
-    """The verdict with the baselines at each setting of `BASELINE_SETTINGS` in place of Table 2's KernelSHAP
-    and LIME columns, over the data sets `sets`: one row per (setting, model, split) with `verdict_counts`
-    of `verdict_table` (both rules) and the paper's own statements counted as worded (`claim_counts`:
-    `paper_raw` by mean, `paper_significant` by the paired tests; for the SVM "first or second", for the k-NN
-    "better than occlusion, LIME and KernelSHAP")."""
-    Q = P[P.dataset.isin(sets)]
-    parts = []
-    for name, rep in BASELINE_SETTINGS.items():
-        R = _replaced(Q, rep)
-        parts.append(verdict_counts(verdict_table(R, alpha=alpha)).merge(_paper_statements(R, alpha), on=["model", "split"], how="left")
-                     .assign(setting=name))
-    return pd.concat(parts, ignore_index=True)
-
-
-def knn_sweep_counts(PK: pd.DataFrame, P: pd.DataFrame, sets=PAPER_SETS, *, alpha: float = 0.05) -> pd.DataFrame:
-    """The k-NN verdict (both rules, `verdict_counts`) and the paper's k-NN statement (`claim_counts`) at each fixed k
-    of the sweep `PK` (`knn_k_task` points) and at the cross-validated k of Table 2 (`P`) on the same points of
-    the same split: one row per k, "CV" first."""
-    PK = PK[PK.dataset.isin(sets)]
-    keep = PK[["dataset", "seed", "point"]].drop_duplicates()
-    cv = P[(P.model == "knn")].merge(keep, on=["dataset", "seed", "point"])
-    rows = []
-    for k, Q in [("CV", cv)] + [(str(int(k)), PK[PK.k == k]) for k in sorted(PK.k.unique())]:
-        c = verdict_counts(verdict_table(Q, alpha=alpha, pooled=False))
-        c = c.merge(_paper_statements(Q, alpha), on=["model", "split"], how="left")
-        rows.append(c.assign(k=k))
-    return pd.concat(rows, ignore_index=True)
-
-
-def eta_settings(P: pd.DataFrame, sets=PAPER_SETS, *, alpha: float = 0.05) -> pd.DataFrame:
-    """The same counts with LRP at another η in place of Table 1's: the SVM with the η of the authors'
-    public code (`lrp@code`), the k-NN at each η of `KNN_ETAS` on the sets the sweep covers (the tabular ones),
-    beside Table 1's η = 0.8 on the same sets. One row per (setting, model, split)."""
-    Q = P[P.dataset.isin(sets)]
-    parts = [verdict_counts(verdict_table(Q, alpha=alpha)).assign(setting="Table 1 (caption): SVM median{0, 0.4 log γ + 0.4, 1}, k-NN 0.8")]
-    S = Q[Q.model == "svm"]
-    if "lrp@code" in S.columns and S["lrp@code"].notna().any():
-        parts.append(verdict_counts(verdict_table(_replaced(S, {"lrp": "lrp@code"}), alpha=alpha)).assign(setting="SVM: η of the public code"))
-    K = Q[Q.model == "knn"]
-    swept = [f"lrp_eta={e:g}" for e in KNN_ETAS if f"lrp_eta={e:g}" in K.columns]
-    if swept:  # the sweep's sets (tabular): Table 1's η on the same sets first, then each η
-        Ks = K[K[swept].notna().all(axis=1)]
-        parts.append(verdict_counts(verdict_table(Ks, alpha=alpha)).assign(setting="k-NN: η = 0.8 (Table 1), the sweep's sets"))
-        for c in swept:
-            parts.append(verdict_counts(verdict_table(_replaced(Ks, {"lrp": c}), alpha=alpha)).assign(setting=f"k-NN: η = {c.split('=')[1]}"))
-    return pd.concat(parts, ignore_index=True)
-
-
 # %% ../../nbs/27_experiments.ipynb #1c449589
 #: k of the k-NN sweep (all tabular sets, the first `KNN_SWEEP_POINTS` points of split seed 0, the paper's baselines at every k)
 KNN_SWEEP_KS = (3, 9, 15, 27)
 KNN_SWEEP_POINTS = 30  # the first explained points of split 0 (three blocks)
-KNN_SWEEP_METHODS = ("lrp", "lrp_eta=0", "lrp_eta=1", "occlusion", "shapley_sampling", "kernel_shap", "lime")
 
 
 def knn_k_task(key: str, k: int, seed: int = 0, quick: bool = False, n_explain: int = 50) -> dict:

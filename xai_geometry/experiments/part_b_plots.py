@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .part_b import METHOD_LABELS
+from .part_b_methods import METHOD_LABELS, column_colour, column_label
 
 # %% auto #0
 __all__ = ['plot_figure2', 'plot_figure3', 'plot_figure4', 'plot_paired', 'plot_knn_sweep']
@@ -17,12 +17,11 @@ __all__ = ['plot_figure2', 'plot_figure3', 'plot_figure4', 'plot_paired', 'plot_
 def plot_figure2(S: pd.DataFrame, path=None):
     "Fig. 2: AUFC (mean ± s.e.) against γ (SVM) and k (k-NN); S has model, value, method, aufc, stderr."
     import matplotlib.pyplot as plt
-    colors = {"lrp": "black", "gradient_x_input": "grey", "occlusion": "tab:purple"}
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
     for ax, model, xlabel in zip(axes, ("svm", "knn"), ("SVM kernel width γ", "k-NN neighbours k")):
         for m, g in S[S.model == model].groupby("method"):
             g = g.sort_values("value")
-            ax.errorbar(g.value, g.aufc, yerr=g.stderr, marker="o", ms=3, capsize=2, color=colors.get(m), label=METHOD_LABELS[m])
+            ax.errorbar(g.value, g.aufc, yerr=g.stderr, marker="o", ms=3, capsize=2, color=column_colour(m, None), label=METHOD_LABELS[m])
         if model == "svm": ax.set_xscale("log")
         ax.set_xlabel(xlabel); ax.set_ylabel("AUFC (lower is better)"); ax.legend(frameon=False, fontsize=8)
     fig.suptitle("Diabetes risk: explanation quality against model non-linearity", fontsize=10)
@@ -42,7 +41,8 @@ def plot_figure3(T: pd.DataFrame, path=None, seed: int = 0):
     w = 0.27
     for i, (m, c) in enumerate(zip(P.columns, ("lightgrey", "dimgrey", "black"))):
         ax.bar(np.arange(len(P)) + (i - 1) * w, P[m], w, yerr=E[m], color=c, capsize=1.5,
-               label={"gradient_x_input": "GI on f", "gradient_x_input_g": "GI on neuralized g", "lrp": "LRP"}[m])
+               label={"gradient_x_input": f"{METHOD_LABELS['gradient_x_input']} on f",
+                      "gradient_x_input_g": f"{METHOD_LABELS['gradient_x_input']} on neuralized g", "lrp": METHOD_LABELS["lrp"]}[m])
     ax.set_xticks(np.arange(len(P)), [f"{n}\nγ={gam[n]}" for n in P.index], fontsize=7)
     ax.set_ylabel("AUFC"); ax.legend(frameon=False, fontsize=8); ax.set_title("Ablation: neuralization, then propagation", fontsize=10)
     fig.tight_layout()
@@ -72,11 +72,6 @@ def plot_figure4(results: list[dict], path=None):
     return fig
 
 
-_COLORS = {"occlusion": "tab:purple", "kernel_shap": "tab:orange", "lime": "tab:green", "shapley_sampling": "tab:brown",
-           "gradient_x_input": "grey", "sensitivity": "tab:pink", "integrated_gradients": "tab:olive",
-           "shapley_mean": "tab:cyan"}
-
-
 def plot_paired(D: pd.DataFrame, path=None, seeds: str = "pooled"):
     """Paired differences AUFC(LRP) − AUFC(method) with 95 % intervals, one panel per model, one row per
     data set (`D` from `paired_differences`, the rows of `seeds`); left of zero = LRP better."""
@@ -91,7 +86,7 @@ def plot_paired(D: pd.DataFrame, path=None, seeds: str = "pooled"):
             g = Dm[Dm.method == m].set_index("dataset").reindex(names)
             y = np.arange(len(names)) + (j - (len(meths) - 1) / 2) * 0.8 / max(1, len(meths))
             ax.errorbar(g["diff"], y, xerr=[g["diff"] - g.ci_low, g.ci_high - g["diff"]], fmt="o", ms=3, capsize=1.5,
-                        color=_COLORS.get(m, "k"), label=METHOD_LABELS.get(m, m))
+                        color=column_colour(m), label=column_label(m))
         ax.axvline(0, color="k", lw=0.8)
         ax.set_yticks(np.arange(len(names)), names, fontsize=7)
         ax.set_xlabel("AUFC(LRP) − AUFC(method)   (< 0: LRP better)", fontsize=8)
@@ -114,7 +109,7 @@ def plot_knn_sweep(K: pd.DataFrame, path=None):
         for m, g in G.groupby("method", sort=False):
             g = g.sort_values("k")
             ax.errorbar(g.k, g.aufc, yerr=g.stderr, ms=2, marker="o", capsize=1, lw=1,
-                        **styles.get(m, dict(color=_COLORS.get(m, "k"))), label=METHOD_LABELS.get(m, m))
+                        **styles.get(m, dict(color=column_colour(m))), label=column_label(m))
         ax.set_title(n, fontsize=8); ax.tick_params(labelsize=6)
     for ax in axes.flat[len(names):]: ax.axis("off")
     axes.flat[0].legend(frameon=False, fontsize=5)
