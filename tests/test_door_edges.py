@@ -31,3 +31,81 @@ def test_uncreatable_folder_is_a_usage_error(tmp_path, option, under):
     assert status == 2, err
     assert f"{option} {where}: " in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
     assert "unexpected error" not in err
+
+
+# ---- 4. Explanation selections: a message that says what was wrong --------------------------------------
+from xai_geometry.explanation import Explanation, UnknownNameError, class_explanation
+
+
+def _three_d():
+    return Explanation(np.arange(24.0).reshape(4, 3, 2), base_values=[1.0, -1.0], feature_names=["a", "b", "c"],
+                       output_names=["no", "yes"], output="log-odds")
+
+
+def _binary():
+    return class_explanation(np.arange(24.0).reshape(4, 3, 2), [0.5, -0.5], classes=np.array(["no", "yes"]),
+                             output="log-odds of 'yes'", feature_names=["a", "b", "c"])
+
+
+@pytest.mark.parametrize("key, error, says", [
+    ("f0", IndexError, ["rows are selected by position, slice or boolean mask, not by name", "e[:, name]"]),
+    ("a", IndexError, ["not by name", "'a' is a feature: e[:, 'a'] selects it"]),
+    ("yes", IndexError, ["not by name", "'yes' is an output: e[..., 'yes'] selects it"]),
+    (["a"], IndexError, ["not by name"]),
+    (1.5, IndexError, ["a row is selected by position", "got the float 1.5"]),
+    (np.float64(2.0), IndexError, ["got the float 2.0"]),
+    ([0, 1.5], IndexError, ["got the float 1.5"]),
+    (None, IndexError, ["a row is selected by position", "got None"]),
+    (True, IndexError, ["a boolean is not a row position", "mask of length 4"]),
+    ([True], IndexError, ["a boolean mask over the rows needs 4 entries, got 1"]),
+    (10, IndexError, ["row 10 is out of range for 4 rows"]),
+    ([0, -5], IndexError, ["row -5 is out of range for 4 rows"]),
+    (np.array([[0, 1]]), IndexError, ["rows are selected by a 1-d list", "(1, 2)"]),
+    (slice("a", None), IndexError, ["a slice of rows takes integer positions"]),
+    ((slice(None), 1.5), IndexError, ["a feature is selected by position or name, got the float 1.5"]),
+    ((slice(None), None), IndexError, ["a feature is selected by position or name, got None"]),
+    ((slice(None), "zz"), KeyError, ["no feature named 'zz'; features: ['a', 'b', 'c']"]),
+    ((slice(None), slice("a", "b")), IndexError, ["a slice of features takes integer positions"]),
+    ((Ellipsis, 0.5), IndexError, ["an output is selected by position or name, got the float 0.5"]),
+    ((Ellipsis, None), IndexError, ["an output is selected by position or name, got None"]),
+    ((Ellipsis, True), IndexError, ["a boolean is not an output position"]),
+    ((Ellipsis, "maybe"), KeyError, ["no output named 'maybe'"]),
+])
+def test_three_d_selection_errors(key, error, says):
+    e = _three_d()
+    with pytest.raises(error) as err: e[key]
+    for s in says: assert s in str(err.value), str(err.value)
+
+
+@pytest.mark.parametrize("output", [None, 1.5, [0], True])
+def test_select_output_of_a_wrong_type(output):
+    with pytest.raises(TypeError) as err: _three_d().select_output(output)
+    msg = str(err.value)
+    assert "an output is chosen by position (0..1) or name" in msg and "outputs: ['no', 'yes']" in msg, msg
+
+
+@pytest.mark.parametrize("name", ["yes", "no", "maybe"])
+def test_binary_ellipsis_name_says_it_has_one_output(name):
+    b = _binary()
+    with pytest.raises(KeyError) as err: b[..., name]     # UnknownNameError: a KeyError and a ValueError
+    assert isinstance(err.value, UnknownNameError)
+    msg = str(err.value)
+    assert f"no feature named {name!r}" in msg and "This explanation has one output, class 'yes'" in msg, msg
+    assert "e[..., output] selects an output of an (n, M, K) explanation only" in msg, msg
+
+
+def test_binary_own_class_as_feature_key_says_so():
+    with pytest.raises(KeyError, match="This explanation has one output, class 'yes'"): _binary()[:, "yes"]
+    with pytest.raises(KeyError) as err: _binary()[:, "maybe"]      # not its class, no `...`: the plain message
+    assert "one output" not in str(err.value)
+
+
+def test_valid_selections_still_work():
+    e, b = _three_d(), _binary()
+    assert e[0].shape == (1, 3, 2) and e[-1].shape == (1, 3, 2) and e[1:3].shape == (2, 3, 2) and e[5:].shape == (0, 3, 2)
+    assert e[[True, False, True, False]].shape == (2, 3, 2) and e[np.array([0, 2])].shape == (2, 3, 2)
+    assert e[pd.Series([True, True, False, False])].shape == (2, 3, 2) and e[[]].shape == (0, 3, 2)
+    assert e[:, "b"].shape == (4, 1, 2) and e[:, ["c", "a"]].feature_names == ("c", "a") and e[:, 1:].shape == (4, 2, 2)
+    np.testing.assert_allclose(e[..., "yes"].values, e.values[:, :, 1]); np.testing.assert_allclose(e[2:4, "a", 0].values, e.values[2:4, [0], 0])
+    assert e[..., [True, False]].shape == (4, 3, 1) and e.select_output("no").shape == (4, 3) and e.select_output(np.int64(1)).shape == (4, 3)
+    assert b[..., 0].shape == (4, 1) and b[..., "a"].shape == (4, 1) and b[:, ["a", "c"]].shape == (4, 2)
