@@ -109,3 +109,56 @@ def test_valid_selections_still_work():
     np.testing.assert_allclose(e[..., "yes"].values, e.values[:, :, 1]); np.testing.assert_allclose(e[2:4, "a", 0].values, e.values[2:4, [0], 0])
     assert e[..., [True, False]].shape == (4, 3, 1) and e.select_output("no").shape == (4, 3) and e.select_output(np.int64(1)).shape == (4, 3)
     assert b[..., 0].shape == (4, 1) and b[..., "a"].shape == (4, 1) and b[:, ["a", "c"]].shape == (4, 2)
+
+
+# ---- 1. sparse rows for part A's explain ------------------------------------------------------------------
+import scipy.sparse as sps
+from sklearn.naive_bayes import BernoulliNB, ComplementNB, MultinomialNB
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import MaxAbsScaler
+
+from xai_geometry import naive_bayes
+
+
+def _counts(K, seed=0, n=60, M=7):
+    rng = np.random.default_rng(seed)
+    X = rng.poisson(1.0, size=(n, M)).astype(float); X[rng.random((n, M)) < 0.5] = 0.0     # mostly zeros
+    y = np.arange(n) % K
+    return X, y
+
+
+@pytest.mark.parametrize("kind", [MultinomialNB, BernoulliNB, ComplementNB])
+@pytest.mark.parametrize("K", [2, 3])
+@pytest.mark.parametrize("fmt", ["csr", "csc", "coo"])
+def test_sparse_rows_explained_as_dense(kind, K, fmt):
+    X, y = _counts(K)
+    S = sps.csr_matrix(X).asformat(fmt)
+    out = "joint_log_likelihood" if kind is ComplementNB and K > 2 else "log_odds"
+    model = kind().fit(sps.csr_matrix(X), y)
+    e = naive_bayes.explain(model, S[:15] if fmt != "coo" else sps.coo_matrix(X[:15]), output=out)
+    dense = naive_bayes.explain(model, X[:15], output=out)
+    np.testing.assert_allclose(e.values, dense.values, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(e.base_values, dense.base_values, rtol=0, atol=1e-12)
+    assert isinstance(e.data, pd.DataFrame) and e.data.shape == (15, X.shape[1])
+    pd.testing.assert_frame_equal(e.data, dense.data)
+    np.testing.assert_allclose(naive_bayes.shapley_values(model, S[:15] if fmt != "coo" else sps.coo_matrix(X[:15]), output=out),
+                               naive_bayes.shapley_values(model, X[:15], output=out), rtol=0, atol=1e-12)
+
+
+def test_sparse_background_and_pipeline():
+    X, y = _counts(2, seed=1)
+    S = sps.csr_matrix(X)
+    for model in (MultinomialNB().fit(S, y), make_pipeline(MaxAbsScaler(), MultinomialNB()).fit(S, y)):
+        e = naive_bayes.explain(model, S[:10], background=S[10:40])
+        dense = naive_bayes.explain(model, X[:10], background=X[10:40])
+        np.testing.assert_allclose(e.values, dense.values, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(e.base_values, dense.base_values, rtol=0, atol=1e-12)
+        assert e.info["background"] == dense.info["background"] == "30 background rows (their marginals)"
+        np.testing.assert_allclose(naive_bayes.base_values(model, S[:3], background=S[10:40]),
+                                   naive_bayes.base_values(model, X[:3], background=X[10:40]), rtol=0, atol=1e-12)
+
+
+def test_sparse_rows_for_the_weighted_naive_bayes_name_x():
+    X, y = _counts(2, seed=2)
+    model = naive_bayes.WeightedNaiveBayes().fit(pd.DataFrame(X, columns=[f"c{i}" for i in range(X.shape[1])]), y)
+    with pytest.raises(TypeError, match="Sparse data was passed for X"): naive_bayes.explain(model, sps.csr_matrix(X[:3]))

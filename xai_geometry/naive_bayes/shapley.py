@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
+from scipy.sparse import issparse
 from sklearn.exceptions import NotFittedError
 
 from ..explanation import Explanation, check_output, class_explanation, output_text
@@ -267,6 +268,14 @@ def _is_pipeline(model) -> bool:
     return isinstance(model, Pipeline)
 
 
+def _dense(model, R):
+    """Sparse rows (scipy.sparse) as the dense array they stand for, when the model reads sparse input (scikit-learn's
+    naive Bayes, alone or at the end of a pipeline); a WeightedNaiveBayes refuses them in its own check, naming the argument."""
+    if not issparse(R): return R
+    final = model.steps[-1][1] if _is_pipeline(model) and model.steps else model
+    return R if isinstance(final, WeightedNaiveBayes) else R.toarray()
+
+
 def _through_pipeline(model, X, background):
     "The final naive Bayes of a pipeline of per-feature steps, and X and the background as it sees them (None stays None)."
     steps, final = pipeline_parts(model, PER_FEATURE_STEPS, why=_WHY)
@@ -274,6 +283,7 @@ def _through_pipeline(model, X, background):
     names = getattr(final, "feature_names_in_", None)
     def through(R, name):
         if R is None: return None
+        R = _dense(model, R)
         A = check_features(model, R, reset=False, numeric=False, allow_nan=True, name=name)   # matched by name
         Z = A if hasattr(model, "feature_names_in_") else A.to_numpy()
         for s in steps: Z = s.transform(Z)
@@ -316,8 +326,11 @@ def explain(model,  # a fitted WeightedNaiveBayes, GaussianNB, CategoricalNB, Be
     """Exact interventional Shapley values of a naive Bayes as an `Explanation`: (n, M) of `classes_[1]` for a
     binary model, (n, M, K) otherwise, with Σ_m values + base = `explained_output(model, X, output=...)`.
     A `Pipeline` whose steps before the model transform each feature alone (`validation.PER_FEATURE_STEPS`)
-    is explained on the raw features: the model's values at the transformed rows, the background transformed alike."""
+    is explained on the raw features: the model's values at the transformed rows, the background transformed alike.
+    Rows (and background rows) in a scipy.sparse matrix are read as the dense rows they stand for by the scikit-learn
+    models, which take sparse input: the same values, and `data` is the DataFrame of the dense rows."""
     output = _check_options(output, complement, caller="explain")
+    X, background = _dense(model, X), _dense(model, background)
     final, Xt, Bt = _through_pipeline(model, X, background) if _is_pipeline(model) else (model, X, background)
     values = shapley_values(final, Xt, output=output, complement=complement, background=Bt)
     view = check_naive_bayes(final)
