@@ -162,3 +162,73 @@ def test_sparse_rows_for_the_weighted_naive_bayes_name_x():
     X, y = _counts(2, seed=2)
     model = naive_bayes.WeightedNaiveBayes().fit(pd.DataFrame(X, columns=[f"c{i}" for i in range(X.shape[1])]), y)
     with pytest.raises(TypeError, match="Sparse data was passed for X"): naive_bayes.explain(model, sps.csr_matrix(X[:3]))
+
+
+# ---- 2. empty partitions of a dask collection: skipped, the result that of the non-empty rows -------------
+def _three_parts():
+    from sklearn.naive_bayes import GaussianNB
+    from sklearn.svm import SVC
+    from xai_geometry import gnb, neuralized
+    from xai_geometry.gnb import GeneralizedNaiveBayes
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(80, 3)), columns=["x", "b", "c"], index=np.arange(100, 180))
+    X["x"] = np.arange(80) / 8.0                       # x > 5 empties the first partitions of four
+    y = (X.b + 0.3 * X.c > 0).astype(int)
+    y3 = np.digitize(X.b, [-0.5, 0.5])
+    return X, [("A", naive_bayes.explain, GaussianNB().fit(X, y), {}, 0.0),
+               ("A, 3 classes", naive_bayes.explain, GaussianNB().fit(X, y3), {}, 0.0),
+               ("B", neuralized.explain, SVC(gamma=0.5).fit(X, y), {}, 1e-12),
+               ("C", gnb.explain, GeneralizedNaiveBayes().fit(X, y), {"background": X.iloc[:20]}, 0.0)]
+
+
+def _close(a, b, tol):
+    np.testing.assert_allclose(a, b, rtol=tol, atol=tol * max(1.0, float(np.abs(b).max())))
+
+
+@pytest.mark.parametrize("part", ["A", "A, 3 classes", "B", "C"])
+def test_empty_partitions_are_skipped(part):
+    dask = pytest.importorskip("dask")
+    dd = pytest.importorskip("dask.dataframe"); da = pytest.importorskip("dask.array")
+    X, cases = _three_parts()
+    _, fn, model, opts, tol = next(c for c in cases if c[0] == part)
+    keep = X.x > 5
+    memory = fn(model, X[keep], **opts)
+    with dask.config.set(scheduler="synchronous"):
+        ddf = dd.from_pandas(X, npartitions=4)
+        rows = ddf[ddf.x > 5]
+        assert (rows.map_partitions(len).compute() == 0).any()          # the filter made empty partitions
+        lazy = fn(model, rows, **opts)
+        got = lazy.compute()
+        _close(got.values, memory.values, tol); _close(got.base_values, memory.base_values, tol)
+        assert list(got.data.index) == list(X.index[keep]) and got.feature_names == memory.feature_names
+        frame = lazy.to_frame(include_base=True).compute()
+        _close(frame.to_numpy(), memory.to_frame(include_base=True).to_numpy(), tol)
+        assert list(frame.index) == list(X.index[keep]) and list(frame.columns) == list(memory.to_frame(include_base=True).columns)
+        first = lazy.partition(0)
+        assert len(first) == 0 and first.values.shape[1:] == memory.values.shape[1:] and len(first.data) == 0
+        if part.startswith("A"):                                          # no check runs on a partition without rows
+            from xai_geometry.naive_bayes.shapley import explained_output
+            expected = (lambda m, R: explained_output(m, R)[:, 1]) if part == "A" else explained_output
+            lazy.check_additivity(expected).compute(); lazy.check_additivity(expected).to_frame().compute()
+        # a dask array: a filter's chunks, once their sizes are known, and an empty chunk given as such
+        A = da.from_array(X.to_numpy(), chunks=(20, 3))
+        filtered = A[A[:, 0] > 5]
+        with pytest.raises(ValueError, match="compute_chunk_sizes"): fn(model, filtered, **opts).compute()
+        filtered.compute_chunk_sizes()
+        for arr in (filtered, da.from_array(X[keep].to_numpy(), chunks=((0, 10, 0, 29, 0), (3,)))):
+            assert 0 in arr.chunks[0]
+            lazy = fn(model, arr, **opts)
+            got = lazy.compute()
+            _close(got.values, memory.values, tol); _close(got.base_values, memory.base_values, tol)
+            assert list(got.data.index) == list(range(int(keep.sum())))
+            frame = lazy.to_frame().compute()
+            _close(frame.to_numpy(), memory.to_frame().to_numpy(), tol)
+
+
+def test_no_rows_at_all_is_an_error():
+    dask = pytest.importorskip("dask"); dd = pytest.importorskip("dask.dataframe")
+    X, cases = _three_parts()
+    _, fn, model, opts, _ = cases[0]
+    with dask.config.set(scheduler="synchronous"):
+        ddf = dd.from_pandas(X, npartitions=4)
+        with pytest.raises(ValueError, match="X has no rows to explain"): fn(model, ddf[ddf.x > 100], **opts).compute()
