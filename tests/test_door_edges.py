@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -232,3 +233,64 @@ def test_no_rows_at_all_is_an_error():
     with dask.config.set(scheduler="synchronous"):
         ddf = dd.from_pandas(X, npartitions=4)
         with pytest.raises(ValueError, match="X has no rows to explain"): fn(model, ddf[ddf.x > 100], **opts).compute()
+
+
+# ---- other raw errors of the same kind on the three doors --------------------------------------------------
+def _doors():
+    from sklearn.naive_bayes import GaussianNB
+    from xai_geometry import gnb
+    from xai_geometry.gnb import GeneralizedNaiveBayes
+    rng = np.random.default_rng(3)
+    X = pd.DataFrame(rng.normal(size=(60, 3)), columns=["a", "b", "c"]); y = (X.a + X.b > 0).astype(int)
+    return X, {"A: GaussianNB": (naive_bayes.explain, GaussianNB().fit(X, y), {}),
+               "A: WeightedNaiveBayes": (naive_bayes.explain, naive_bayes.WeightedNaiveBayes().fit(X, y), {}),
+               "C: GNB": (gnb.explain, GeneralizedNaiveBayes().fit(X, y), {"background": X.iloc[:20]})}
+
+
+BAD_ROWS = {"1-d": np.ones(3), "3-d": np.ones((2, 3, 1)), "no rows": np.ones((0, 3)), "a Series": pd.Series([1.0, 2.0, 3.0]),
+            "a dict": {"a": [1.0]}, "a scalar": 3.0, "complex": np.ones((2, 3)) * 1j}
+
+
+@pytest.mark.parametrize("door", ["A: GaussianNB", "A: WeightedNaiveBayes", "C: GNB"])
+@pytest.mark.parametrize("bad", list(BAD_ROWS))
+@pytest.mark.parametrize("arg", ["X", "background"])
+def test_scikit_learn_shape_errors_name_the_argument(door, bad, arg):
+    X, doors = _doors()
+    fn, model, opts = doors[door]
+    call = (lambda: fn(model, BAD_ROWS[bad], **opts)) if arg == "X" else (lambda: fn(model, X.iloc[:3], **{**opts, "background": BAD_ROWS[bad]}))
+    with pytest.raises((ValueError, TypeError)) as err, warnings.catch_warnings():
+        warnings.simplefilter("ignore"); call()
+    assert str(err.value).startswith(f"{arg}: ") or str(err.value).startswith(f"{arg} "), str(err.value)
+
+
+def test_weighted_naive_bayes_rows_of_the_wrong_width_or_kind_name_x():
+    X, doors = _doors()
+    _, model, _ = doors["A: WeightedNaiveBayes"]
+    for A, says in ((np.ones((2, 4)), "X has 4 features, but WeightedNaiveBayes is expecting 3"),
+                    (np.ones((2, 2)), "X has 2 features, but WeightedNaiveBayes is expecting 3"),
+                    (X.iloc[:3].assign(a=["u", "v", "w"]), "X: column 'a' was numeric in fit"),
+                    (np.array([[1.0, "x", 2.0]], dtype=object), "X: column 'b' was numeric in fit")):
+        with pytest.raises(ValueError) as err, warnings.catch_warnings():
+            warnings.simplefilter("ignore"); naive_bayes.explain(model, A)
+        assert says in str(err.value), str(err.value)
+    with pytest.raises(ValueError, match="background: column 'a' was numeric in fit"):
+        naive_bayes.explain(model, X.iloc[:3], background=X.iloc[:5].assign(a=["u"] * 5))
+    # the checks add no second warning about column names
+    with pytest.warns(UserWarning) as rec: naive_bayes.shapley_values(model, X.iloc[:3].to_numpy())
+    assert sum("feature names" in str(w.message) for w in rec) == 1
+
+
+def test_lazy_partition_and_sep_name_the_mistake():
+    dask = pytest.importorskip("dask"); dd = pytest.importorskip("dask.dataframe"); da = pytest.importorskip("dask.array")
+    X, doors = _doors()
+    _, model, _ = doors["A: GaussianNB"]
+    with dask.config.set(scheduler="synchronous"):
+        lazy = naive_bayes.explain(model, dd.from_pandas(X, npartitions=3))
+        with pytest.raises(IndexError, match="partition 3 is out of range for 3 partitions"): lazy.partition(3)
+        with pytest.raises(TypeError, match=r"partition takes a position 0..2, got 1.5"): lazy.partition(1.5)
+        with pytest.raises(TypeError, match="partition takes a position"): lazy.partition(True)
+        assert len(lazy.partition(-1)) == len(lazy.partition(2))
+        with pytest.raises(TypeError, match="sep must be a string"): lazy.to_frame(sep=3)
+        with pytest.raises(TypeError) as err: naive_bayes.explain(model, da.ones((4, 3, 2)))
+        assert "3 dimension(s)" in str(err.value) and "Series" not in str(err.value)
+        with pytest.raises(TypeError, match=r"\(a Series: X.to_frame\(\)\)"): naive_bayes.explain(model, dd.from_pandas(X, npartitions=2).a)

@@ -289,6 +289,7 @@ class DaskExplanation:
                 ):
         "A dask DataFrame of contributions: the in-memory `to_frame()` of each partition, indexed like X (an array's rows by position)."
         import dask, dask.dataframe as dd
+        if sep is not None and not isinstance(sep, str): raise TypeError(f"sep must be a string (e.g. '/') or None, got {sep!r}")
         meta = _flat(self.template.to_frame(include_base=include_base), sep).iloc[:0]
         if not self.is_array:
             meta = meta.set_axis(self.X._meta.index[:0], axis=0)
@@ -312,6 +313,10 @@ class DaskExplanation:
 
     def partition(self, i: int) -> Explanation:
         "The in-memory explanation of partition `i` (computed now)."
+        n = self.npartitions
+        if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)):
+            raise TypeError(f"partition takes a position 0..{n - 1}, got {i!r}")
+        if not -n <= i < n: raise IndexError(f"partition {int(i)} is out of range for {n} partitions")
         return self.to_delayed()[i].compute()
 
     def compute(self, **kwargs) -> Explanation:
@@ -354,7 +359,7 @@ def explain(explain_fn: Callable,  # an in-memory explain(model, X, **options) -
     if isinstance(X, dd.DataFrame): pass
     elif isinstance(X, da.Array) and X.ndim == 2: X = X.rechunk({1: -1})     # every column in one block
     else: raise TypeError(f"X must be a dask DataFrame or a 2-d dask array, got {type(X).__name__} "
-                          f"with {getattr(X, 'ndim', '?')} dimension(s) (a Series: X.to_frame())")
+                          f"with {getattr(X, 'ndim', '?')} dimension(s)" + (" (a Series: X.to_frame())" if isinstance(X, dd.Series) else ""))
     rs = options.get("random_state", 0)
     if rs is None or not isinstance(rs, numbers.Integral) or isinstance(rs, bool):
         raise ValueError(f"random_state={rs!r}: on a dask collection every partition must draw the same background; "

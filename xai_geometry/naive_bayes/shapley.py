@@ -50,11 +50,20 @@ def _check_options(output: str = "log_odds", complement: str = "pooled", caller:
     return output
 
 
+def _parts(model, R, name: str = "X"):
+    "Part indices of the rows R of a WeightedNaiveBayes (errors name the argument: `X` or `background`)."
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")       # part_indices gives the warnings about column names itself
+        check_features(model, R, reset=False, numeric=False, allow_nan=True, name=name)
+    try: return model.part_indices(R)
+    except (ValueError, TypeError) as e:
+        if str(e).startswith(name): raise
+        raise type(e)(f"{name}: {e}") from None
+
+
 def _background_parts(model, background):
     "Part indices of the background rows (errors name `background`)."
-    check_features(model, background, reset=False, numeric=False, allow_nan=True, name="background")
-    try: return model.part_indices(background)
-    except (ValueError, TypeError) as e: raise type(e)(f"background: {e}") from None
+    return _parts(model, background, "background")
 
 
 def complement_log_tables(model: WeightedNaiveBayes,
@@ -128,7 +137,7 @@ def _constant(model, view, output, complement) -> np.ndarray:
 def log_odds_contributions(model, X, *, complement: str = "pooled") -> np.ndarray:
     "(n, M, J) one-vs-rest log-odds contributions l_m^(j)(x) (eq. (6)) of a weighted or scikit-learn naive Bayes."
     view = check_naive_bayes(model); _check_options(complement=complement)
-    if view is None: return gather_tables(log_odds_tables(model, complement), model.part_indices(X), len(model.classes_))
+    if view is None: return gather_tables(log_odds_tables(model, complement), _parts(model, X), len(model.classes_))
     terms, _ = view.terms("log_odds", complement)
     return view.evaluate(terms, view.check(X))
 
@@ -140,7 +149,7 @@ def one_vs_rest_log_odds(model, X, *, complement: str = "pooled") -> np.ndarray:
 
 
 def _n_rows(model, view, X) -> int:
-    return len(model.part_indices(X) if view is None else view.check(X))
+    return len(_parts(model, X) if view is None else view.check(X))
 
 
 def base_values(model,  # a fitted naive Bayes (see `explain`), or a Pipeline of per-feature steps ending in one
@@ -212,7 +221,7 @@ def shapley_values(model,  # a fitted WeightedNaiveBayes (or from_counts / from_
     view = check_naive_bayes(model)
     if view is None:
         return gather_tables(shapley_tables(model, complement, output=output, background=background),
-                             model.part_indices(X), len(model.classes_))
+                             _parts(model, X), len(model.classes_))
     terms, _ = view.terms(output, complement)
     return view.evaluate(terms, view.check(X)) - view.expected(terms, background)
 
@@ -231,7 +240,7 @@ def exact_shapley_values(model, X, *,
     output = _check_options(output, complement, caller="exact_shapley_values")
     view = check_naive_bayes(model)
     if view is None:
-        P = model.part_indices(X); M = P.shape[1]; J = len(model.classes_)
+        P = _parts(model, X); M = P.shape[1]; J = len(model.classes_)
         tabs = term_tables(model, output, complement); const = _constant(model, None, output, complement)
         if M > 14: raise ValueError(f"X: exact enumeration needs M <= 14 variables, got {M}")
         if background is None:
