@@ -294,3 +294,22 @@ def test_lazy_partition_and_sep_name_the_mistake():
         with pytest.raises(TypeError) as err: naive_bayes.explain(model, da.ones((4, 3, 2)))
         assert "3 dimension(s)" in str(err.value) and "Series" not in str(err.value)
         with pytest.raises(TypeError, match=r"\(a Series: X.to_frame\(\)\)"): naive_bayes.explain(model, dd.from_pandas(X, npartitions=2).a)
+
+
+def test_check_additivity_mean_and_plot_name_what_is_wrong():
+    import matplotlib
+    matplotlib.use("Agg")
+    e, b = _three_d(), _binary()
+    with pytest.raises(ValueError, match=r"expected has shape \(5,\), but the explained output has shape \(4, 2\)"): e.check_additivity(np.zeros(5))
+    with pytest.raises(ValueError, match=r"pass that output's column \(e.g. expected\[:, 1\]"): b.check_additivity(np.zeros((4, 2)))
+    with pytest.raises(TypeError, match="expected must be the model's output"): e.check_additivity(None)
+    with pytest.raises(TypeError, match="expected must be numbers"): e.check_additivity("x")
+    assert b.check_additivity(b.total) is b and e.check_additivity(e.total) is e
+    same = Explanation(np.ones((3, 2, 2)), base_values=[1.0, 2.0])
+    same.check_additivity([3.0, 4.0]); same[..., 0].check_additivity(3.0)             # broadcast as before
+    with pytest.raises(AssertionError, match="do not add up"): b.check_additivity(b.total + 1)
+    for bad in (0, -1, 1.5, None, True):
+        with pytest.raises(ValueError, match="max_features must be a positive integer"): e.plot(max_features=bad)
+    with pytest.raises(TypeError, match="ax must be a matplotlib Axes"): e.plot(ax=3)
+    with pytest.raises(ValueError, match="no rows"): e[4:].mean(0)
+    with pytest.raises(ValueError, match="no rows to plot"): e[4:].plot()

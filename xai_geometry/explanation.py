@@ -199,9 +199,25 @@ class Explanation:
     def check_additivity(self, expected,  # (n,) or (n, K): the model's own output for these rows
                          rtol: float = 1e-9, atol: float = 1e-9) -> "Explanation":
         "Assert the conservation law: values summed over features + base_values == `expected`; returns self."
-        np.testing.assert_allclose(self.total, np.asarray(expected, dtype=float), rtol=rtol, atol=atol,
+        expected = self._expected(expected)
+        np.testing.assert_allclose(self.total, expected, rtol=rtol, atol=atol,
                                    err_msg=f"{self.method}: the values do not add up to the {self.output}")
         return self
+
+    def _expected(self, expected) -> np.ndarray:
+        "`expected` as a float array of the shape of `total`, or an error naming it (and what fits instead)."
+        if expected is None: raise TypeError(f"expected must be the model's output for these rows, shape {self.total.shape}; got None")
+        try: a = np.asarray(expected, dtype=float)
+        except (TypeError, ValueError) as e: raise TypeError(f"expected must be numbers, shape {self.total.shape}: {e}") from None
+        try:
+            if np.broadcast_shapes(a.shape, self.total.shape) == self.total.shape:   # a scalar or (K,) is broadcast
+                return np.broadcast_to(a, self.total.shape)
+        except ValueError: pass
+        hint = ""
+        if self.values.ndim == 2 and a.ndim == 2 and a.shape == (len(self), 2):
+            hint = (f"; this explanation has one output{self._one_output()}: pass that output's column "
+                    "(e.g. expected[:, 1] for a binary classifier's classes_[1])")
+        raise ValueError(f"expected has shape {a.shape}, but the explained output has shape {self.total.shape}{hint}")
 
     # ---- selecting -------------------------------------------------------------------------
     def __getitem__(self, key) -> "Explanation":
@@ -276,6 +292,7 @@ class Explanation:
     def mean(self, axis: int = 0) -> "Explanation":
         "The mean over the rows (axis 0), as one row: its values add up to the mean output (the law is linear)."
         if axis != 0: raise ValueError(f"mean is taken over the rows (axis=0), got axis={axis!r}")
+        if len(self) == 0: raise ValueError("this explanation has no rows: their mean is undefined")
         data = None
         if self.data is not None and all(pd.api.types.is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t) for t in self.data.dtypes):
             data = self.data.mean(axis=0).to_frame().T.set_axis(["mean"], axis=0)
@@ -328,6 +345,10 @@ class Explanation:
         "A bar chart: one row's signed contributions (with its base value and total), or the mean |contribution|."
         import matplotlib.pyplot as plt
         if self.values.ndim == 2 and output is not None: self._output_index(output)      # a clear error
+        if isinstance(max_features, (bool, np.bool_)) or not isinstance(max_features, (int, np.integer)) or max_features < 1:
+            raise ValueError(f"max_features must be a positive integer, got {max_features!r}")
+        if len(self) == 0: raise ValueError("this explanation has no rows to plot")
+        if ax is not None and not hasattr(ax, "barh"): raise TypeError(f"ax must be a matplotlib Axes, got {type(ax).__name__}")
         e = self if self.values.ndim == 2 else self.select_output(self.n_outputs - 1 if output is None else output)
         chosen = ("" if self.values.ndim == 2 or output is not None else
                   f" [{self.output_names[-1]}: the last of {self.n_outputs} outputs; output= picks another]")
