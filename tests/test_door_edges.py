@@ -214,7 +214,7 @@ def test_empty_partitions_are_skipped(part):
         # a dask array: a filter's chunks, once their sizes are known, and an empty chunk given as such
         A = da.from_array(X.to_numpy(), chunks=(20, 3))
         filtered = A[A[:, 0] > 5]
-        with pytest.raises(ValueError, match="compute_chunk_sizes"): fn(model, filtered, **opts).compute()
+        with pytest.raises(ValueError, match="X has unknown chunk sizes"): fn(model, filtered, **opts)   # at once, not at compute
         filtered.compute_chunk_sizes()
         for arr in (filtered, da.from_array(X[keep].to_numpy(), chunks=((0, 10, 0, 29, 0), (3,)))):
             assert 0 in arr.chunks[0]

@@ -357,7 +357,10 @@ def explain(explain_fn: Callable,  # an in-memory explain(model, X, **options) -
     if not is_dask_collection(X): raise TypeError(f"X must be a dask DataFrame or dask array, got {type(X).__name__}")
     import dask.array as da, dask.dataframe as dd
     if isinstance(X, dd.DataFrame): pass
-    elif isinstance(X, da.Array) and X.ndim == 2: X = X.rechunk({1: -1})     # every column in one block
+    elif isinstance(X, da.Array) and X.ndim == 2:
+        if any(np.isnan(s) for s in X.chunks[0]):        # e.g. after a boolean filter: the rows' positions are unknown
+            raise ValueError("X has unknown chunk sizes (a filter's, say): call X.compute_chunk_sizes() first")
+        X = X.rechunk({1: -1})                                                    # every column in one block
     else: raise TypeError(f"X must be a dask DataFrame or a 2-d dask array, got {type(X).__name__} "
                           f"with {getattr(X, 'ndim', '?')} dimension(s)" + (" (a Series: X.to_frame())" if isinstance(X, dd.Series) else ""))
     rs = options.get("random_state", 0)
