@@ -120,7 +120,16 @@ def _positions(key, names, what: str, by_name=None) -> np.ndarray | int:
                              f"{'' if key.step is None else ':' + repr(key.step)}")
         if key.step == 0: raise IndexError(f"a slice of {what}s cannot have step 0")
         return np.arange(n)[key]
+    if isinstance(key, np.ndarray) and key.ndim == 0: return one(key.item())
     if not isinstance(key, _SEQUENCES): return one(key)
+    if isinstance(key, (np.ndarray, pd.Series, pd.Index)) and key.ndim == 1 and np.asarray(key).dtype.kind in "biu":
+        a = np.asarray(key)                                               # the fast path: a mask or positions, vectorized
+        if a.dtype.kind == "b":
+            if len(a) != n: raise IndexError(f"a boolean mask over the {what}s needs {n} entries, got {len(a)}")
+            return np.flatnonzero(a)
+        out = (a < -n) | (a >= n)
+        if out.any(): raise IndexError(f"{what} {int(a[out][0])} is out of range for {n} {what}s")
+        return (a % n if n else a).astype(int)
     try: shape = np.shape(key)
     except ValueError: shape = None                                   # a ragged list
     if shape is None or len(shape) != 1:
