@@ -54,17 +54,17 @@ def resolve(entry: str):
 
 
 # %% ../nbs/03_cli.ipynb #007d87b7
-def _writable_folder(path) -> Path:
-    "The folder `--out` names, created if needed and checked writable; a `UsageError` (exit 2, one line) otherwise."
+def _writable_folder(path, option: str = "--out") -> Path:
+    "The folder `option` (`--out`, `--cache`) names, created if needed and checked writable; a `UsageError` (exit 2, one line) otherwise."
     import tempfile
     from xai_geometry.runner import UsageError
     p = Path(path)
-    if p.exists() and not p.is_dir(): raise UsageError(f"--out {path}: this is a file, not a folder")
+    if p.exists() and not p.is_dir(): raise UsageError(f"{option} {path}: this is a file, not a folder")
     try:
         p.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=p): pass                  # a real write: permissions, read-only mounts, quotas
     except OSError as e:
-        raise UsageError(f"--out {path}: cannot write there ({e.strerror or type(e).__name__}); choose a folder you can write to") from None
+        raise UsageError(f"{option} {path}: cannot write there ({e.strerror or type(e).__name__}); choose a folder you can write to") from None
     return p
 
 def _out_dir(args, kind: str | None) -> Path:
@@ -103,7 +103,7 @@ def _run_entry(table: dict, part: str, kind: str, **kw) -> int:
 def cmd_reproduce(args) -> int:
     "Reproduce one part: results of record in `figures/`, or a quick run in the scratch folder."
     from xai_geometry.runner import UsageError, default_cache_dir
-    cache = Path(args.cache) if args.cache else default_cache_dir()
+    cache = _writable_folder(args.cache, "--cache") if args.cache else default_cache_dir()
     kw = dict(out_dir=_out_dir(args, f"quick/{args.part}" if args.quick else None), quick=args.quick,
               datasets=args.datasets, n_jobs=args.n_jobs, cache_dir=cache, progress=not args.no_progress)
     if args.backend is not None:

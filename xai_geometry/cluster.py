@@ -12,6 +12,7 @@ import logging
 import numbers
 import re
 import sys
+import warnings
 from dataclasses import replace
 from pathlib import Path
 from typing import Callable
@@ -176,13 +177,16 @@ def run_on_scheduler(args) -> int:
 def _partition_number(partition_info) -> int | str:
     return "?" if not partition_info else partition_info.get("number", "?")
 
-def _run_partition(payload, part, checks, number, offset=None) -> Explanation:
-    "Explain one partition with the shipped (function, model, options); the rows keep X's index; the checks run."
+def _run_partition(payload, part, checks, number, offset=None, empty=None) -> Explanation:
+    """Explain one partition with the shipped (function, model, options); the rows keep X's index; the checks run.
+    A partition without rows (a filter's, say) gives `empty`, the 0-row explanation, and nothing to check."""
+    index = part.index if isinstance(part, pd.DataFrame) else pd.RangeIndex(offset, offset + len(part))
+    if len(part) == 0 and empty is not None:
+        return replace(empty, data=None if empty.data is None else empty.data.set_axis(index, axis=0), info=dict(empty.info))
     fn, model, options = payload
     e = fn(model, part, **options)
     if len(e) != len(part):
         raise ValueError(f"partition {number}: {len(part)} rows in, {len(e)} explanations out")
-    index = part.index if isinstance(part, pd.DataFrame) else pd.RangeIndex(offset, offset + len(part))
     if e.data is not None: e.data = e.data.set_axis(index, axis=0)
     for check in checks: check(e, model, part, number)
     return e
@@ -191,12 +195,12 @@ def _flat(frame: pd.DataFrame, sep: str | None) -> pd.DataFrame:
     if sep is None or not isinstance(frame.columns, pd.MultiIndex): return frame
     return frame.set_axis([sep.join(map(str, c)) for c in frame.columns], axis=1)
 
-def _partition_frame(part, payload, checks, include_base, sep, partition_info=None):
-    e = _run_partition(payload, part, checks, _partition_number(partition_info))
+def _partition_frame(part, payload, checks, include_base, sep, empty, partition_info=None):
+    e = _run_partition(payload, part, checks, _partition_number(partition_info), empty=empty)
     return _flat(e.to_frame(include_base=include_base), sep).set_axis(part.index, axis=0)
 
-def _block_frame(block, payload, checks, include_base, sep, number, offset):
-    e = _run_partition(payload, block, checks, number, offset)
+def _block_frame(block, payload, checks, include_base, sep, number, offset, empty):
+    e = _run_partition(payload, block, checks, number, offset, empty)
     return _flat(e.to_frame(include_base=include_base), sep).set_axis(pd.RangeIndex(offset, offset + len(block)), axis=0)
 
 class Additivity:
@@ -227,6 +231,7 @@ class DaskExplanation:
             payload = dask.delayed((explain_fn, model, self.options), name=f"explainer-{token}", traverse=False)
         self._payload = payload
         self._template = None
+        self._empty = None
 
     # ---- what it is, from the first rows ----------------------------------------------------------
     @property
@@ -242,11 +247,21 @@ class DaskExplanation:
         if self._template is None:
             if self.is_array: head = self.X[:2].compute()
             else:
-                head = self.X.head(2, npartitions=1)
-                if len(head) == 0: head = self.X.head(2, npartitions=-1)
+                with warnings.catch_warnings():
+                    warnings.filterwarnings("ignore", message="Insufficient elements")   # dask's, for a partition with < 2 rows
+                    for i in range(self.X.npartitions):            # the first partition with rows (a filter may empty some)
+                        head = self.X.partitions[i].head(2, npartitions=1)
+                        if len(head): break
             if len(head) == 0: raise ValueError("X has no rows to explain")
             self._template = self.explain_fn(self.model, head, **self.options)
         return self._template
+
+    def _empty_key(self):
+        "The 0-row explanation an empty partition gives (the first rows' explanation, no row kept), as one dask key."
+        if self._empty is None:
+            import dask
+            self._empty = dask.delayed(self.template[:0], name=f"empty-{self._payload.key}", traverse=False)
+        return self._empty
 
     feature_names = property(lambda self: self.template.feature_names, doc="The M feature names (from the first rows).")
     output_names = property(lambda self: self.template.output_names, doc="The K output names of a 3-d explanation, else None.")
@@ -274,13 +289,14 @@ class DaskExplanation:
                 ):
         "A dask DataFrame of contributions: the in-memory `to_frame()` of each partition, indexed like X (an array's rows by position)."
         import dask, dask.dataframe as dd
+        if sep is not None and not isinstance(sep, str): raise TypeError(f"sep must be a string (e.g. '/') or None, got {sep!r}")
         meta = _flat(self.template.to_frame(include_base=include_base), sep).iloc[:0]
         if not self.is_array:
             meta = meta.set_axis(self.X._meta.index[:0], axis=0)
-            return self.X.map_partitions(_partition_frame, self._payload, self.checks, include_base, sep, meta=meta,
-                                         align_dataframes=False)
+            return self.X.map_partitions(_partition_frame, self._payload, self.checks, include_base, sep, self._empty_key(),
+                                         meta=meta, align_dataframes=False)
         blocks, offsets = self._blocks()
-        parts = [dask.delayed(_block_frame)(b, self._payload, self.checks, include_base, sep, i, int(offsets[i]))
+        parts = [dask.delayed(_block_frame)(b, self._payload, self.checks, include_base, sep, i, int(offsets[i]), self._empty_key())
                  for i, b in enumerate(blocks)]
         sizes = np.diff(offsets)
         divisions = (tuple(int(o) for o in offsets[:-1]) + (int(offsets[-1]) - 1,)) if len(sizes) and (sizes > 0).all() else None
@@ -290,12 +306,17 @@ class DaskExplanation:
         "One `dask.delayed` in-memory `Explanation` per partition."
         import dask
         if not self.is_array:
-            return [dask.delayed(_run_partition)(self._payload, p, self.checks, i) for i, p in enumerate(self.X.to_delayed())]
+            return [dask.delayed(_run_partition)(self._payload, p, self.checks, i, None, self._empty_key())
+                    for i, p in enumerate(self.X.to_delayed())]
         blocks, offsets = self._blocks()
-        return [dask.delayed(_run_partition)(self._payload, b, self.checks, i, int(offsets[i])) for i, b in enumerate(blocks)]
+        return [dask.delayed(_run_partition)(self._payload, b, self.checks, i, int(offsets[i]), self._empty_key()) for i, b in enumerate(blocks)]
 
     def partition(self, i: int) -> Explanation:
         "The in-memory explanation of partition `i` (computed now)."
+        n = self.npartitions
+        if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)):
+            raise TypeError(f"partition takes a position 0..{n - 1}, got {i!r}")
+        if not -n <= i < n: raise IndexError(f"partition {int(i)} is out of range for {n} partitions")
         return self.to_delayed()[i].compute()
 
     def compute(self, **kwargs) -> Explanation:
@@ -317,7 +338,7 @@ class DaskExplanation:
             raise TypeError(f"expected must be a function (model, rows) -> output, got {type(expected).__name__}")
         check = Additivity(expected, None if base is None else np.asarray(base, dtype=float), rtol, atol)
         new = DaskExplanation(self.explain_fn, self.model, self.X, self.options, self.checks + (check,), self._payload)
-        new._template = self._template
+        new._template, new._empty = self._template, self._empty
         return new
 
 # %% ../nbs/43_cluster.ipynb #e37b3c74
@@ -336,9 +357,12 @@ def explain(explain_fn: Callable,  # an in-memory explain(model, X, **options) -
     if not is_dask_collection(X): raise TypeError(f"X must be a dask DataFrame or dask array, got {type(X).__name__}")
     import dask.array as da, dask.dataframe as dd
     if isinstance(X, dd.DataFrame): pass
-    elif isinstance(X, da.Array) and X.ndim == 2: X = X.rechunk({1: -1})     # every column in one block
+    elif isinstance(X, da.Array) and X.ndim == 2:
+        if any(np.isnan(s) for s in X.chunks[0]):        # e.g. after a boolean filter: the rows' positions are unknown
+            raise ValueError("X has unknown chunk sizes (a filter's, say): call X.compute_chunk_sizes() first")
+        X = X.rechunk({1: -1})                                                    # every column in one block
     else: raise TypeError(f"X must be a dask DataFrame or a 2-d dask array, got {type(X).__name__} "
-                          f"with {getattr(X, 'ndim', '?')} dimension(s) (a Series: X.to_frame())")
+                          f"with {getattr(X, 'ndim', '?')} dimension(s)" + (" (a Series: X.to_frame())" if isinstance(X, dd.Series) else ""))
     rs = options.get("random_state", 0)
     if rs is None or not isinstance(rs, numbers.Integral) or isinstance(rs, bool):
         raise ValueError(f"random_state={rs!r}: on a dask collection every partition must draw the same background; "

@@ -93,20 +93,47 @@ class UnknownNameError(KeyError, ValueError):
     "A feature or output name the explanation does not have: a `KeyError` (a lookup by name) and a `ValueError`, its message plain."
     def __str__(self) -> str: return str(self.args[0]) if self.args else ""
 
-def _positions(key, names, what: str) -> np.ndarray | int:
-    "Positions along an axis from an int, a name, a slice, a boolean mask or a list of them (an int for a scalar)."
-    n = len(names)
+def _a(what: str) -> str: return f"an {what}" if what[0] in "aeiou" else f"a {what}"
+
+_SEQUENCES = (list, tuple, range, np.ndarray, pd.Series, pd.Index)
+
+def _positions(key, names, what: str, by_name=None) -> np.ndarray | int:
+    """Positions along an axis from an int, a name, a slice, a boolean mask or a list of them (an int for a scalar).
+    `names` is the axis's names, or its length when it has none (rows): then `by_name(key)` is the error a name raises."""
+    n = names if isinstance(names, int) else len(names)
     def one(k):
-        if isinstance(k, (bool, np.bool_)): raise IndexError(f"a boolean is not a {what} position; use a mask of length {n}")
+        if isinstance(k, (bool, np.bool_)): raise IndexError(f"a boolean is not {_a(what)} position; use a mask of length {n}")
         if isinstance(k, (int, np.integer)):
             if not -n <= k < n: raise IndexError(f"{what} {int(k)} is out of range for {n} {what}s")
             return int(k) % n
+        how = f"{_a(what)} is selected by position" + (", slice or boolean mask" if isinstance(names, int) else " or name")
         if isinstance(k, str):
+            if isinstance(names, int): raise by_name(k)
             if k not in names: raise UnknownNameError(f"no {what} named {k!r}; {what}s: {list(names)}")
             return names.index(k)
-        raise IndexError(f"a {what} is selected by position or name, got {k!r}")
-    if isinstance(key, slice): return np.arange(n)[key]
-    if isinstance(key, (int, np.integer, str, bool, np.bool_)): return one(key)
+        if isinstance(k, (float, np.floating)): raise IndexError(f"{how}, got the float {float(k)!r}; positions are integers")
+        raise IndexError(f"{how}, got {k!r} ({type(k).__name__})")
+    if isinstance(key, slice):
+        bad = [b for b in (key.start, key.stop, key.step) if b is not None and not isinstance(b, (int, np.integer))]
+        if bad or isinstance(key.step, (bool, np.bool_)):
+            raise IndexError(f"a slice of {what}s takes integer positions, got {key.start!r}:{key.stop!r}"
+                             f"{'' if key.step is None else ':' + repr(key.step)}")
+        if key.step == 0: raise IndexError(f"a slice of {what}s cannot have step 0")
+        return np.arange(n)[key]
+    if isinstance(key, np.ndarray) and key.ndim == 0: return one(key.item())
+    if not isinstance(key, _SEQUENCES): return one(key)
+    if isinstance(key, (np.ndarray, pd.Series, pd.Index)) and key.ndim == 1 and np.asarray(key).dtype.kind in "biu":
+        a = np.asarray(key)                                               # the fast path: a mask or positions, vectorized
+        if a.dtype.kind == "b":
+            if len(a) != n: raise IndexError(f"a boolean mask over the {what}s needs {n} entries, got {len(a)}")
+            return np.flatnonzero(a)
+        out = (a < -n) | (a >= n)
+        if out.any(): raise IndexError(f"{what} {int(a[out][0])} is out of range for {n} {what}s")
+        return (a % n if n else a).astype(int)
+    try: shape = np.shape(key)
+    except ValueError: shape = None                                   # a ragged list
+    if shape is None or len(shape) != 1:
+        raise IndexError(f"{what}s are selected by a 1-d list, array or mask, got " + ("a ragged list" if shape is None else f"one of shape {shape}"))
     key = list(key.tolist() if hasattr(key, "tolist") else key)
     if key and all(isinstance(k, (bool, np.bool_)) for k in key):
         if len(key) != n: raise IndexError(f"a boolean mask over the {what}s needs {n} entries, got {len(key)}")
@@ -181,9 +208,25 @@ class Explanation:
     def check_additivity(self, expected,  # (n,) or (n, K): the model's own output for these rows
                          rtol: float = 1e-9, atol: float = 1e-9) -> "Explanation":
         "Assert the conservation law: values summed over features + base_values == `expected`; returns self."
-        np.testing.assert_allclose(self.total, np.asarray(expected, dtype=float), rtol=rtol, atol=atol,
+        expected = self._expected(expected)
+        np.testing.assert_allclose(self.total, expected, rtol=rtol, atol=atol,
                                    err_msg=f"{self.method}: the values do not add up to the {self.output}")
         return self
+
+    def _expected(self, expected) -> np.ndarray:
+        "`expected` as a float array of the shape of `total`, or an error naming it (and what fits instead)."
+        if expected is None: raise TypeError(f"expected must be the model's output for these rows, shape {self.total.shape}; got None")
+        try: a = np.asarray(expected, dtype=float)
+        except (TypeError, ValueError) as e: raise TypeError(f"expected must be numbers, shape {self.total.shape}: {e}") from None
+        try:
+            if np.broadcast_shapes(a.shape, self.total.shape) == self.total.shape:   # a scalar or (K,) is broadcast
+                return np.broadcast_to(a, self.total.shape)
+        except ValueError: pass
+        hint = ""
+        if self.values.ndim == 2 and a.ndim == 2 and a.shape == (len(self), 2):
+            hint = (f"; this explanation has one output{self._one_output()}: pass that output's column "
+                    "(e.g. expected[:, 1] for a binary classifier's classes_[1])")
+        raise ValueError(f"expected has shape {a.shape}, but the explained output has shape {self.total.shape}{hint}")
 
     # ---- selecting -------------------------------------------------------------------------
     def __getitem__(self, key) -> "Explanation":
@@ -192,7 +235,8 @@ class Explanation:
         output gives an (n, M) explanation; the feature axis is kept (`e[:, "age"]` is (n, 1))."""
         if not isinstance(key, tuple): key = (key,)
         if sum(k is Ellipsis for k in key) > 1: raise IndexError("an explanation can only have a single ellipsis ('...')")
-        if any(k is Ellipsis for k in key):
+        ellipsis = any(k is Ellipsis for k in key)
+        if ellipsis:
             i = next(j for j, k in enumerate(key) if k is Ellipsis)
             key = key[:i] + (slice(None),) * (self.values.ndim - len(key) + 1) + key[i + 1:]
         if len(key) > self.values.ndim:
@@ -200,9 +244,12 @@ class Explanation:
                              f"{', outputs' if self.values.ndim == 3 else ''})" +
                              ("; a binary classifier's explanation has one output, its classes_[1]" if self.values.ndim == 2 else ""))
         rows, feats, outs = (tuple(key) + (slice(None),) * 3)[:3]
-        r = np.arange(len(self))[[int(rows)] if isinstance(rows, (int, np.integer)) and not isinstance(rows, bool) else rows]
-        f = _positions(feats, self.feature_names, "feature")
-        f = np.atleast_1d(f)
+        r = np.atleast_1d(_positions(rows, len(self), "row", by_name=self._row_name))
+        try: f = np.atleast_1d(_positions(feats, self.feature_names, "feature"))
+        except UnknownNameError as err:
+            if self.values.ndim == 3 or not (ellipsis or self._is_own_class(feats)): raise
+            raise UnknownNameError(f"{err}. This explanation has one output{self._one_output()}: it is (n, M), and "
+                                   "e[..., output] selects an output of an (n, M, K) explanation only") from None
         e = replace(self, values=self.values[r][:, f], base_values=self.base_values[r],
                     data=None if self.data is None else self.data.iloc[r, f], feature_names=[self.feature_names[j] for j in f],
                     info=dict(self.info))
@@ -214,13 +261,29 @@ class Explanation:
                         output_names=[self.output_names[k] for k in o], info=dict(e.info))
         return e
 
+    def _row_name(self, key: str) -> IndexError:
+        "The error of a name given as a row key (rows have positions, not names), saying where the name belongs."
+        if key in self.feature_names: where = f"{key!r} is a feature: e[:, {key!r}] selects it"
+        elif self.output_names is not None and key in self.output_names: where = f"{key!r} is an output: e[..., {key!r}] selects it"
+        else: where = f"features are selected by name with e[:, name] (features: {list(self.feature_names)})"
+        return IndexError(f"rows are selected by position, slice or boolean mask, not by name (got {key!r}); {where}")
+
+    def _is_own_class(self, key) -> bool:
+        "Whether `key` names the class a binary classifier's (n, M) explanation is of (`info['class']`)."
+        return "class" in self.info and isinstance(key, str) and key == str(self.info["class"])
+
+    def _one_output(self) -> str:
+        if "class" in self.info: return f", class {self.info['class']!r} ({self.output})" if self.output else f", class {self.info['class']!r}"
+        return f" ({self.output})" if self.output else ""
+
     def _output_index(self, output) -> int:
         if self.values.ndim == 2:
             raise ValueError(f"this explanation has a single output ({self.output or 'values (n, M)'}); output= selects "
                              "one of the K outputs of an (n, M, K) explanation")
-        k = _positions(output, self.output_names, "output")
-        if not isinstance(k, int): raise TypeError(f"one output is selected, by position or name; got {output!r}")
-        return k
+        if isinstance(output, (bool, np.bool_)) or not isinstance(output, (int, np.integer, str)):
+            raise TypeError(f"an output is chosen by position (0..{self.n_outputs - 1}) or name, got {output!r}; "
+                            f"outputs: {list(self.output_names)}")
+        return _positions(output, self.output_names, "output")
 
     def select_output(self, output) -> "Explanation":
         "The (n, M) explanation of one output of a 3-d explanation (by position or name)."
@@ -238,6 +301,7 @@ class Explanation:
     def mean(self, axis: int = 0) -> "Explanation":
         "The mean over the rows (axis 0), as one row: its values add up to the mean output (the law is linear)."
         if axis != 0: raise ValueError(f"mean is taken over the rows (axis=0), got axis={axis!r}")
+        if len(self) == 0: raise ValueError("this explanation has no rows: their mean is undefined")
         data = None
         if self.data is not None and all(pd.api.types.is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t) for t in self.data.dtypes):
             data = self.data.mean(axis=0).to_frame().T.set_axis(["mean"], axis=0)
@@ -290,6 +354,10 @@ class Explanation:
         "A bar chart: one row's signed contributions (with its base value and total), or the mean |contribution|."
         import matplotlib.pyplot as plt
         if self.values.ndim == 2 and output is not None: self._output_index(output)      # a clear error
+        if isinstance(max_features, (bool, np.bool_)) or not isinstance(max_features, (int, np.integer)) or max_features < 1:
+            raise ValueError(f"max_features must be a positive integer, got {max_features!r}")
+        if len(self) == 0: raise ValueError("this explanation has no rows to plot")
+        if ax is not None and not hasattr(ax, "barh"): raise TypeError(f"ax must be a matplotlib Axes, got {type(ax).__name__}")
         e = self if self.values.ndim == 2 else self.select_output(self.n_outputs - 1 if output is None else output)
         chosen = ("" if self.values.ndim == 2 or output is not None else
                   f" [{self.output_names[-1]}: the last of {self.n_outputs} outputs; output= picks another]")

@@ -253,9 +253,9 @@ def check_features(est,  # the estimator (reads/sets n_features_in_, feature_nam
         return A
     try: A = check_array(X, dtype=float if numeric else None, ensure_all_finite=False, ensure_min_features=1,
                          input_name=name)
-    except ValueError as e:
-        if "could not convert" in str(e) or "complex" in str(e).lower(): raise ValueError(f"{name}: {e}") from None
-        raise
+    except (ValueError, TypeError) as e:      # scikit-learn's words (1-d, 3-d, no rows, not numbers ...): the argument named
+        if re.search(rf"\b{re.escape(name)}\b", str(e)): raise
+        raise type(e)(f"{name}: {e}") from None
     if A.dtype.kind == "c": raise ValueError(f"{name} has complex values")
     if reset:
         est.n_features_in_ = A.shape[1]

@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
+from scipy.sparse import issparse
 from sklearn.exceptions import NotFittedError
 
 from ..explanation import Explanation, check_output, class_explanation, output_text
@@ -35,11 +36,20 @@ def _check_options(output: str = "log_odds", complement: str = "pooled", caller:
     return output
 
 
+def _parts(model, R, name: str = "X"):
+    "Part indices of the rows R of a WeightedNaiveBayes (errors name the argument: `X` or `background`)."
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")       # part_indices gives the warnings about column names itself
+        check_features(model, R, reset=False, numeric=False, allow_nan=True, name=name)
+    try: return model.part_indices(R)
+    except (ValueError, TypeError) as e:
+        if str(e).startswith(name): raise
+        raise type(e)(f"{name}: {e}") from None
+
+
 def _background_parts(model, background):
     "Part indices of the background rows (errors name `background`)."
-    check_features(model, background, reset=False, numeric=False, allow_nan=True, name="background")
-    try: return model.part_indices(background)
-    except (ValueError, TypeError) as e: raise type(e)(f"background: {e}") from None
+    return _parts(model, background, "background")
 
 
 def complement_log_tables(model: WeightedNaiveBayes,
@@ -113,7 +123,7 @@ def _constant(model, view, output, complement) -> np.ndarray:
 def log_odds_contributions(model, X, *, complement: str = "pooled") -> np.ndarray:
     "(n, M, J) one-vs-rest log-odds contributions l_m^(j)(x) (eq. (6)) of a weighted or scikit-learn naive Bayes."
     view = check_naive_bayes(model); _check_options(complement=complement)
-    if view is None: return gather_tables(log_odds_tables(model, complement), model.part_indices(X), len(model.classes_))
+    if view is None: return gather_tables(log_odds_tables(model, complement), _parts(model, X), len(model.classes_))
     terms, _ = view.terms("log_odds", complement)
     return view.evaluate(terms, view.check(X))
 
@@ -125,7 +135,7 @@ def one_vs_rest_log_odds(model, X, *, complement: str = "pooled") -> np.ndarray:
 
 
 def _n_rows(model, view, X) -> int:
-    return len(model.part_indices(X) if view is None else view.check(X))
+    return len(_parts(model, X) if view is None else view.check(X))
 
 
 def base_values(model,  # a fitted naive Bayes (see `explain`), or a Pipeline of per-feature steps ending in one
@@ -197,7 +207,7 @@ def shapley_values(model,  # a fitted WeightedNaiveBayes (or from_counts / from_
     view = check_naive_bayes(model)
     if view is None:
         return gather_tables(shapley_tables(model, complement, output=output, background=background),
-                             model.part_indices(X), len(model.classes_))
+                             _parts(model, X), len(model.classes_))
     terms, _ = view.terms(output, complement)
     return view.evaluate(terms, view.check(X)) - view.expected(terms, background)
 
@@ -216,7 +226,7 @@ def exact_shapley_values(model, X, *,
     output = _check_options(output, complement, caller="exact_shapley_values")
     view = check_naive_bayes(model)
     if view is None:
-        P = model.part_indices(X); M = P.shape[1]; J = len(model.classes_)
+        P = _parts(model, X); M = P.shape[1]; J = len(model.classes_)
         tabs = term_tables(model, output, complement); const = _constant(model, None, output, complement)
         if M > 14: raise ValueError(f"X: exact enumeration needs M <= 14 variables, got {M}")
         if background is None:
@@ -253,6 +263,14 @@ def _is_pipeline(model) -> bool:
     return isinstance(model, Pipeline)
 
 
+def _dense(model, R):
+    """Sparse rows (scipy.sparse) as the dense array they stand for, when the model reads sparse input (scikit-learn's
+    naive Bayes, alone or at the end of a pipeline); a WeightedNaiveBayes refuses them in its own check, naming the argument."""
+    if not issparse(R): return R
+    final = model.steps[-1][1] if _is_pipeline(model) and model.steps else model
+    return R if isinstance(final, WeightedNaiveBayes) else R.toarray()
+
+
 def _through_pipeline(model, X, background):
     "The final naive Bayes of a pipeline of per-feature steps, and X and the background as it sees them (None stays None)."
     steps, final = pipeline_parts(model, PER_FEATURE_STEPS, why=_WHY)
@@ -260,6 +278,7 @@ def _through_pipeline(model, X, background):
     names = getattr(final, "feature_names_in_", None)
     def through(R, name):
         if R is None: return None
+        R = _dense(model, R)
         A = check_features(model, R, reset=False, numeric=False, allow_nan=True, name=name)   # matched by name
         Z = A if hasattr(model, "feature_names_in_") else A.to_numpy()
         for s in steps: Z = s.transform(Z)
@@ -302,8 +321,11 @@ def explain(model,  # a fitted WeightedNaiveBayes, GaussianNB, CategoricalNB, Be
     """Exact interventional Shapley values of a naive Bayes as an `Explanation`: (n, M) of `classes_[1]` for a
     binary model, (n, M, K) otherwise, with Σ_m values + base = `explained_output(model, X, output=...)`.
     A `Pipeline` whose steps before the model transform each feature alone (`validation.PER_FEATURE_STEPS`)
-    is explained on the raw features: the model's values at the transformed rows, the background transformed alike."""
+    is explained on the raw features: the model's values at the transformed rows, the background transformed alike.
+    Rows (and background rows) in a scipy.sparse matrix are read as the dense rows they stand for by the scikit-learn
+    models, which take sparse input: the same values, and `data` is the DataFrame of the dense rows."""
     output = _check_options(output, complement, caller="explain")
+    X, background = _dense(model, X), _dense(model, background)
     final, Xt, Bt = _through_pipeline(model, X, background) if _is_pipeline(model) else (model, X, background)
     values = shapley_values(final, Xt, output=output, complement=complement, background=Bt)
     view = check_naive_bayes(final)
