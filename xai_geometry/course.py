@@ -136,20 +136,26 @@ def exercises(nb: dict) -> list[dict]:
     if len(set(ids)) != len(ids): raise ValueError(f"grade_id repeated in a notebook: {sorted(i for i in ids if ids.count(i) > 1)}")
     return out
 
-# %% ../nbs/54_course.ipynb #9f10b42a
-def _nbgrader(cell, answers: list) -> None:
-    "nbgrader's metadata (schema 3) on a solution cell or a graded check cell; other cells are left alone."
+# %% ../nbs/54_course.ipynb #ac215da7
+def _nbgrader(cell, answer_id: str) -> None:
+    "nbgrader's metadata (schema 3) on a solution cell (named `answer_id`) or a graded check cell; other cells are left alone."
     g = _graded(cell)
     if g: meta = {"grade": True, "grade_id": g[0], "points": g[1], "solution": False, "locked": True}
-    elif _is_solution(cell):
-        answers.append(1); meta = {"grade": False, "grade_id": f"answer_{len(answers)}", "solution": True, "locked": False}
+    elif _is_solution(cell): meta = {"grade": False, "grade_id": answer_id, "solution": True, "locked": False}
     else: return
     cell.setdefault("metadata", {})["nbgrader"] = {**meta, "schema_version": 3, "task": False}
 
 def teacher_version(nb: dict) -> dict:
-    "The notebook with its solutions and saved outputs, nbgrader's metadata on its answer and check cells."
-    nb, answers = _normalized(nb), []
-    for c in nb["cells"]: _nbgrader(c, answers)
+    """The notebook with its solutions and saved outputs, nbgrader's metadata on its answer and check cells (an answer
+    cell is named after the check that follows it: `ID_answer`, then `ID_answer_2`, ...)."""
+    nb, seen = _normalized(nb), {}
+    for i, c in enumerate(nb["cells"]):
+        name = ""
+        if _is_solution(c) and not _graded(c):
+            nxt = next((g[0] for d in nb["cells"][i:] if (g := _graded(d))), "answer")
+            seen[nxt] = seen.get(nxt, 0) + 1
+            name = f"{nxt}_answer" + (f"_{seen[nxt]}" if seen[nxt] > 1 else "")
+        _nbgrader(c, name)
     return nb
 
 def student_version(nb: dict) -> dict:
