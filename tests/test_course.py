@@ -146,9 +146,11 @@ def test_the_course_command_is_one_line_on_a_mistake(tmp_path):
 
 
 @pytest.mark.heavy
-def test_nbgrader_generates_the_same_student_version(course, tmp_path):
-    "With nbgrader installed (the `course` extra), its own generate_assignment accepts the teacher notebooks."
+def test_nbgrader_generates_the_same_student_version(course, tmp_path, monkeypatch):
+    "With nbgrader installed (the `course` extra), its own generate_assignment turns the teacher notebooks into ours."
     pytest.importorskip("nbgrader", reason="nbgrader (the course extra) is not installed")
+    import os
+    monkeypatch.setenv("PATH", str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))  # its alembic
     from nbgrader.apps import NbGraderAPI
     from traitlets.config import Config
     src = tmp_path / "source" / "unit"
