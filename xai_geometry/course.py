@@ -5,6 +5,7 @@
 # %% ../nbs/54_course.ipynb #133983e8
 from __future__ import annotations
 
+import ast
 import copy
 import json
 import re
@@ -14,8 +15,9 @@ from pathlib import Path
 import numpy as np
 
 # %% auto #0
-__all__ = ['UNITS', 'GRADED_UNITS', 'TUTORIALS', 'BEGIN', 'END', 'STUB', 'GRADED', 'README', 'Unit', 'matches', 'strip_solutions',
-           'exercises', 'teacher_version', 'student_version', 'slide_version', 'slides_html', 'build_course']
+__all__ = ['UNITS', 'GRADED_UNITS', 'PROBLEM_SETS', 'RUBRIC', 'TUTORIALS', 'BEGIN', 'END', 'STUB', 'GRADED', 'README', 'Unit',
+           'matches', 'strip_solutions', 'exercises', 'teacher_version', 'student_version', 'slide_version',
+           'slides_html', 'build_course']
 
 # %% ../nbs/54_course.ipynb #2b139b1b
 @dataclass(frozen=True)
@@ -38,11 +40,11 @@ UNITS: tuple[Unit, ...] = (
     Unit("Tutorial A: a naive Bayes as a geometry", 1, 1, ("45_tutorial_part_a",),
          ("Foundations: Shapley values from coalitions",),
          ("read a MODL grid, a weighted naive Bayes and its Shapley plane", "compute one Shapley value by hand")),
-    Unit("Part A: weighted naive Bayes and Shapley geometry", 1, 4,
-         ("A_naive_bayes", "11_naive_bayes", "12_shapley", "13_geometry", "19_log_odds_experiments"),
+    Unit("Part A: weighted naive Bayes and Shapley geometry", 1, 5,
+         ("A_naive_bayes", "11_naive_bayes", "12_shapley", "13_geometry", "19_log_odds_experiments", "57_problem_set_a"),
          ("Tutorial A: a naive Bayes as a geometry",),
          ("explain a weighted naive Bayes with its analytic Shapley values", "use the supervised distances they induce",
-          "check a paper's claim against its reproduction")),
+          "check a paper's claim against its reproduction", "explain a model of a new data set (problem set A)")),
     Unit("Foundations: relevance propagation", 2, 3, ("51_foundations_lrp",),
          ("linear algebra (matrix products)", "derivatives of a composite function"),
          ("propagate relevance through a ReLU network with the rules LRP-0, LRP-ε and LRP-γ",
@@ -55,9 +57,10 @@ UNITS: tuple[Unit, ...] = (
          ("Foundations: relevance propagation", "Foundations: evaluating explanations"),
          ("neuralize an SVM and a k-NN and explain them with LRP",)),
     Unit("Part B: neuralized models and LRP", 2, 4,
-         ("B_neuralized", "20_lrp", "21_svm", "22_knn", "26_flipping", "27_experiments"),
+         ("B_neuralized", "20_lrp", "21_svm", "22_knn", "26_flipping", "27_experiments", "58_problem_set_b"),
          ("Tutorial B: a network for every model",),
-         ("derive the networks of an SVM, a k-NN and a kernel regression", "reproduce and criticise a flipping benchmark")),
+         ("derive the networks of an SVM, a k-NN and a kernel regression", "reproduce and criticise a flipping benchmark",
+          "compare two explainers by feature flipping (problem set B)")),
     Unit("Foundations: dependencies between features", 3, 2, ("53_foundations_dependence",),
          ("Foundations: Shapley values from coalitions",),
          ("show how naive Bayes double-counts dependent evidence", "estimate conditional mutual information",
@@ -65,14 +68,22 @@ UNITS: tuple[Unit, ...] = (
     Unit("Tutorials C and one geometry", 3, 2, ("47_tutorial_part_c", "47a_tutorial_one_geometry"),
          ("Foundations: dependencies between features",),
          ("read a generalized naive Bayes's tree and its explanations", "compare the three parts' geometries")),
-    Unit("Part C: generalized naive Bayes, and choosing an explainer", 3, 4,
+    Unit("Part C: generalized naive Bayes, and choosing an explainer", 3, 5,
          ("C_gnb", "30_information", "31_structure", "32_classifier", "39_gnb_experiments", "48_which_explainer",
-          "49_results_and_proofs"),
+          "49_results_and_proofs", "59_problem_set_c"),
          ("Tutorials C and one geometry",),
-         ("fit a generalized naive Bayes and explain it", "choose an explainer for a model and defend the choice")),
+         ("fit a generalized naive Bayes and explain it", "choose an explainer for a model and defend the choice",
+          "weigh what a tree of dependencies buys on a new data set (problem set C)")),
 )
 
 GRADED_UNITS = tuple(nb for u in UNITS for nb in u.notebooks if nb.startswith("5"))   # student and teacher versions
+PROBLEM_SETS = {"A": ("57_problem_set_a", "heart"), "B": ("58_problem_set_b", "breast_cancer_wisconsin_diagnostic"),
+                "C": ("59_problem_set_c", "parkinsons")}   # part -> (notebook, the project's bundled data set)
+RUBRIC = {"the method is right (the model, the explanation, the protocol)": 30,
+          "every claim is checked by an assertion on numbers the code computes": 25,
+          "a figure that shows the result, its axes named": 15,
+          "the discussion: what the explanation shows, and what it cannot show": 20,
+          "the notebook runs top to bottom in a fresh kernel, writes no file, is deterministic": 10}   # a project, 100 points
 TUTORIALS = ("45_tutorial_part_a", "46_tutorial_part_b", "47_tutorial_part_c", "47a_tutorial_one_geometry")
 
 # %% ../nbs/54_course.ipynb #874ae4c1
@@ -125,13 +136,20 @@ def strip_solutions(src: str) -> str:
     if inside: raise ValueError(f"{BEGIN!r} without {END!r}")
     return "\n".join(out)
 
+def _hints(src: str) -> list[str]:
+    "The messages of the `assert` statements of a cell (the hints a failing check shows)."
+    try: tree = ast.parse(src)
+    except SyntaxError: return []
+    return [n.msg.value for n in ast.walk(tree)
+            if isinstance(n, ast.Assert) and isinstance(n.msg, ast.Constant) and isinstance(n.msg.value, str)]
+
 def exercises(nb: dict) -> list[dict]:
     "The graded checks of a notebook: grade_id, points, cell index and the hints of their assertions."
     out = []
     for i, c in enumerate(nb["cells"]):
         g = _graded(c)
         if g: out.append({"grade_id": g[0], "points": g[1], "cell": i,
-                          "hints": re.findall(r'assert\b.*?,\s*(?:\\\s*)?[fr]?"([^"]+)"', _src(c), re.S)})
+                          "hints": _hints(_src(c))})
     ids = [e["grade_id"] for e in out]
     if len(set(ids)) != len(ids): raise ValueError(f"grade_id repeated in a notebook: {sorted(i for i in ids if ids.count(i) > 1)}")
     return out
@@ -206,7 +224,7 @@ def slides_html(nb: dict, reveal_url_prefix: str | None = None) -> str:
         raise UsageError("the slides need nbconvert (pip install nbconvert), or build without them (--no-slides)") from None
     ex = SlidesExporter()
     if reveal_url_prefix: ex.reveal_url_prefix = reveal_url_prefix
-    html, _ = ex.from_notebook_node(nbformat.from_dict(slide_version(nb)))
+    html, _ = ex.from_notebook_node(nbformat.reads(json.dumps(slide_version(nb)), as_version=4))  # outputs' lines joined
     return html
 
 # %% ../nbs/54_course.ipynb #ffab32ab
