@@ -17,7 +17,7 @@ import numpy as np
 # %% auto #0
 __all__ = ['UNITS', 'GRADED_UNITS', 'PROBLEM_SETS', 'RUBRIC', 'TUTORIALS', 'BEGIN', 'END', 'STUB', 'GRADED', 'README', 'Unit',
            'matches', 'strip_solutions', 'exercises', 'teacher_version', 'student_version', 'slide_version',
-           'slides_html', 'build_course']
+           'slides_html', 'link_out', 'build_course']
 
 # %% ../nbs/54_course.ipynb #2b139b1b
 @dataclass(frozen=True)
@@ -227,7 +227,7 @@ def slides_html(nb: dict, reveal_url_prefix: str | None = None) -> str:
     html, _ = ex.from_notebook_node(nbformat.reads(json.dumps(slide_version(nb)), as_version=4))  # outputs' lines joined
     return html
 
-# %% ../nbs/54_course.ipynb #ffab32ab
+# %% ../nbs/54_course.ipynb #5e7d3755
 def _read(path: Path) -> dict: return json.loads(path.read_text(encoding="utf-8"))
 
 def _write(nb: dict, path: Path) -> Path:
@@ -247,6 +247,26 @@ def _source_folder(nbs) -> Path:
     if missing: raise UsageError(f"{nbs}: notebook(s) {', '.join(missing)} missing; is it the nbs/ folder of the checkout?")
     return nbs
 
+_LINK = re.compile(r"\]\(([\w-]+)\.ipynb(#[^)\s]*)?\)")
+
+def _docs_url(nbs: Path) -> str | None:
+    "The documentation site's address (settings.ini's doc_host + doc_baseurl next to `nbs`), or None."
+    from configparser import ConfigParser
+    cp = ConfigParser(delimiters=["="])
+    if not cp.read(nbs.parent / "settings.ini", encoding="utf-8"): return None
+    host = cp["DEFAULT"].get("doc_host")
+    return host.rstrip("/") + "/" + cp["DEFAULT"].get("doc_baseurl", "").strip("/") if host else None
+
+def link_out(nb: dict, here: set, docs_url: str | None) -> dict:
+    """The notebook with its links to pages that are not `here` (next to it) sent to the documentation site,
+    `[..](12_shapley.ipynb)` -> `[..](DOCS/12_shapley.html)`; the links between course notebooks stay as they are."""
+    if not docs_url: return nb
+    def repl(m): return m.group(0) if m.group(1) in here else f"]({docs_url}/{m.group(1)}.html{m.group(2) or ''})"
+    nb = _normalized(nb)
+    for c in nb["cells"]:
+        if c["cell_type"] == "markdown": c["source"] = _LINK.sub(repl, c["source"])
+    return nb
+
 def build_course(out,                         # folder that receives student/, teacher/, slides/ and README.md
                  *, nbs=None,                 # the source notebooks (default: nbs/ of the checkout)
                  slides: bool = True,         # also write the reveal.js slides (nbconvert)
@@ -259,9 +279,9 @@ def build_course(out,                         # folder that receives student/, t
     dirs = {k: out / k for k in ("student", "teacher") + (("slides",) if slides else ())}
     for d in dirs.values(): d.mkdir(parents=True, exist_ok=True)
     written = {k: [] for k in dirs}
-    table = []
+    table, docs_url, here = [], _docs_url(nbs), set(GRADED_UNITS)
     for stem in GRADED_UNITS:
-        nb = _read(nbs / f"{stem}.ipynb")
+        nb = link_out(_read(nbs / f"{stem}.ipynb"), here, docs_url)
         ex = exercises(nb)
         if not ex: raise ValueError(f"{stem}: a graded unit without a graded check")
         written["teacher"].append(_write(teacher_version(nb), dirs["teacher"] / f"{stem}.ipynb"))
@@ -270,7 +290,8 @@ def build_course(out,                         # folder that receives student/, t
     if slides:
         for stem in GRADED_UNITS + TUTORIALS:
             p = dirs["slides"] / f"{stem}.slides.html"
-            p.write_text(slides_html(_read(nbs / f"{stem}.ipynb"), reveal_url_prefix), encoding="utf-8")
+            nb = link_out(_read(nbs / f"{stem}.ipynb"), set(), docs_url)      # a slide links to the site's pages
+            p.write_text(slides_html(nb, reveal_url_prefix), encoding="utf-8")
             written["slides"].append(p)
     readme = out / "README.md"
     readme.write_text(README.format(n=len(table), units=len(GRADED_UNITS), table="\n".join(table)), encoding="utf-8")
@@ -288,6 +309,9 @@ README = """# The course
   grades the submissions.
 - `slides/`: reveal.js slides of every unit and tutorial (`jupyter nbconvert --to slides`), from the saved outputs.
   They load reveal.js from a CDN unless built with another `reveal_url_prefix`.
+
+Links to the package's other pages lead to the documentation site; links between the course's notebooks stay
+relative.
 
 The syllabus (`nbs/55_syllabus.ipynb`) gives the order over three weeks; the notation page (`nbs/56_notation.ipynb`)
 fixes the symbols.
