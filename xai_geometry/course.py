@@ -227,7 +227,7 @@ def slides_html(nb: dict, reveal_url_prefix: str | None = None) -> str:
     html, _ = ex.from_notebook_node(nbformat.reads(json.dumps(slide_version(nb)), as_version=4))  # outputs' lines joined
     return html
 
-# %% ../nbs/54_course.ipynb #5e7d3755
+# %% ../nbs/54_course.ipynb #ffab32ab
 def _read(path: Path) -> dict: return json.loads(path.read_text(encoding="utf-8"))
 
 def _write(nb: dict, path: Path) -> Path:
