@@ -13,7 +13,7 @@ from pathlib import Path
 
 # %% auto #0
 __all__ = ['DEMOS', 'REPRODUCE', 'BENCH', 'USAGE_ERROR', 'BUG', 'NOT_IMPLEMENTED', 'PartNotAvailable', 'resolve', 'cmd_demo',
-           'cmd_reproduce', 'cmd_bench', 'cmd_docs', 'cmd_datasets', 'build_parser', 'main']
+           'cmd_reproduce', 'cmd_bench', 'cmd_docs', 'cmd_datasets', 'build_parser', 'main', 'cmd_course']
 
 # %% ../nbs/03_cli.ipynb #6964d453
 DEMOS = {
@@ -209,6 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--part", default=None, choices=["A", "B", "C", "a", "b", "c"], help="only the data sets of this part")
     s.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show the full traceback of an error")
     s.set_defaults(func=cmd_datasets)
+    _add_course_command(sub)
     return p
 
 def _user_errors() -> tuple:
@@ -245,6 +246,24 @@ def _run_command(args) -> int:
     if not getattr(args, "scheduler", None): return args.func(args)
     from xai_geometry.cluster import run_on_scheduler
     return run_on_scheduler(args)
+
+# %% ../nbs/03_cli.ipynb #c0a5e002
+def cmd_course(args) -> int:
+    "Write the course (`xai_geometry.course.build_course`): student and teacher notebooks, slides; print where."
+    from xai_geometry.course import build_course
+    from xai_geometry.runner import output_dir
+    out = _writable_folder(args.out) if args.out else output_dir("course")
+    written = build_course(out, slides=not args.no_slides)
+    for kind, paths in written.items(): print(f"{kind}: {len(paths)} file(s)" + (f" in {out / kind}" if kind != "readme" else f": {paths[0]}"))
+    return 0
+
+def _add_course_command(sub) -> None:
+    "The `course` subcommand, added by `build_parser`."
+    c = sub.add_parser("course", help="write the course: student and teacher notebooks, slides (writes to _out/course/)")
+    c.add_argument("--out", default=None, help="course folder (default: _out/course/ of the checkout)")
+    c.add_argument("--no-slides", action="store_true", help="no reveal.js slides (they need nbconvert)")
+    c.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show the full traceback of an error")
+    c.set_defaults(func=cmd_course)
 
 # %% ../nbs/03_cli.ipynb #a2465947
 #| eval: false
