@@ -38,11 +38,14 @@ Promise.all([mathReady(), document.fonts ? document.fonts.ready : null,
     return {src: i.getAttribute('src'), nw: i.naturalWidth, nh: i.naturalHeight, w: r.width, h: r.height,
             visible: i.getClientRects().length > 0};
   });
+  const tex = new Map();   // each typeset equation's TeX source, from MathJax's list of the page's maths
+  try { for (const m of MathJax.startup.document.math) tex.set(m.typesetRoot, m.math); } catch (e) {}
   const eqs = Array.from(document.querySelectorAll('mjx-container[display="true"]')).map(e => {
     const box = e.parentElement && e.parentElement.classList.contains('math') ? e.parentElement : e;
-    const mml = e.querySelector('mjx-assistive-mml math');
-    return {tex: mml ? mml.textContent : '', sw: e.scrollWidth, cw: e.clientWidth,
-            psw: box.scrollWidth, pcw: box.clientWidth, right: e.getBoundingClientRect().right};
+    const sec = e.closest('section[id]');
+    return {tex: (tex.get(e) || '').trim().replace(/\s+/g, ' '), section: sec ? sec.id : '',
+            sw: e.scrollWidth, cw: e.clientWidth, psw: box.scrollWidth, pcw: box.clientWidth,
+            right: e.getBoundingClientRect().right};
   });
   done({status: status, right: article.getBoundingClientRect().right, imgs: imgs, eqs: eqs});
 }).catch(e => done({error: String(e)}));
@@ -107,19 +110,36 @@ def misshapen_images(m: dict) -> list[tuple]:
 
 
 def overflowing_equations(m: dict) -> list[tuple]:
-    "`(width, page, the equation's text, its width, its column's width, px past the article's edge)` of the wide ones."
+    """`(width, page, section, the equation's TeX, its width, its column's width, px past the article's edge)` of the
+    display equations wider than their column (they scroll sideways) or reaching past the article's right edge."""
     bad = []
     for (w, page), r in m.items():
         for e in r.get("eqs", []):
             past = e["right"] - r["right"]
             if e["sw"] > e["cw"] + EDGE_TOL or e["psw"] > e["pcw"] + EDGE_TOL or past > EDGE_TOL:
-                bad.append((w, page, e["tex"][:80], max(e["sw"], e["psw"]), min(e["cw"], e["pcw"]), round(max(past, 0))))
+                bad.append((w, page, e["section"], e["tex"][:70], max(e["sw"], e["psw"]), min(e["cw"], e["pcw"]),
+                            round(max(past, 0))))
     return bad
+
+
+def _by_page(bad: list[tuple]) -> str:
+    "A failure's list, page by page: how many at each width, then each one."
+    pages = {}
+    for b in bad: pages.setdefault(b[1], []).append(b)
+    lines = []
+    for page, l in pages.items():
+        lines.append(f"{page}: " + ", ".join(f"{sum(x[0] == w for x in l)} at {w} px" for w in WIDTHS))
+        lines += [f"    {x[0]} px: " + " | ".join(map(str, x[2:])) for x in l]
+    return "\n".join(lines)
+
+
+class _Measured(dict):
+    def __repr__(self): return f"<{len(self)} pages measured>"   # not the whole measurement in a failure's traceback
 
 
 @pytest.fixture(scope="module")
 def measured():
-    return measure_site(_site())
+    return _Measured(measure_site(_site()))
 
 
 def test_every_page_was_read(measured):
@@ -133,11 +153,11 @@ def test_every_page_was_read(measured):
 
 def test_figures_are_drawn_at_their_own_shape(measured):
     bad = misshapen_images(measured)
-    assert not bad, f"{len(bad)} figures drawn at another aspect ratio than their PNG (width, page, src, natural, drawn, ratio):\n" \
-        + "\n".join(map(str, bad[:40]))
+    if bad: pytest.fail(f"{len(bad)} figures drawn at another aspect ratio than their PNG's "
+                        "(src | natural size | drawn size | drawn/natural ratio):\n" + _by_page(bad), pytrace=False)
 
 
 def test_display_equations_fit_their_column(measured):
     bad = overflowing_equations(measured)
-    assert not bad, f"{len(bad)} display equations wider than their column (width, page, equation, its width, column, px past the edge):\n" \
-        + "\n".join(map(str, bad[:60]))
+    if bad: pytest.fail(f"{len(bad)} display equations wider than their column (section | TeX | its width | the column's "
+                        "width | px past the article's edge):\n" + _by_page(bad), pytrace=False)
