@@ -33,7 +33,8 @@ def test_this_process_writes_to_its_own_temporary_folder():
     assert os.environ["TMPDIR"] == own
 
 
-@pytest.mark.parametrize("workers", ["0", "2"])
+@pytest.mark.heavy   # a pytest run of its own, with two workers (continuous integration also checks its own runs)
+@pytest.mark.parametrize("workers", ["2"])
 def test_a_run_leaves_the_temporary_folder_as_it_found_it(tmp_path, workers):
     work, tmp = tmp_path / "suite", tmp_path / "tmp"
     work.mkdir(); tmp.mkdir()
