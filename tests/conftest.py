@@ -9,8 +9,16 @@ The default run is deterministic: the property tests (Hypothesis) draw the same 
 that measures time, which a busy machine would fail at random). `--hypothesis-profile random` draws
 new examples each run; continuous integration's heavy step runs the property tests that way
 (`pytest --heavy -m "heavy or hypothesis" --hypothesis-profile random`).
+
+A run leaves the system's temporary folder as it found it: each pytest process (the main one and every
+pytest-xdist worker) points `tempfile` and `TMPDIR` at a folder of its own, made inside the temporary folder it
+was given, and removes it when it ends. scikit-learn's estimator checks make `sklearn_testing_*` folders that
+they only remove at interpreter exit, which xdist's workers do not reach; pytest's own `tmp_path` folders would
+otherwise stay in `pytest-of-<user>/` too.
 """
 import os
+import shutil
+import tempfile
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -31,8 +39,25 @@ def pytest_addoption(parser):
                      help="also run the checks marked heavy (continuous integration sets this)")
 
 
+_TEMP = {}   # this process's own temporary folder, and what tempfile and TMPDIR were before it
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "heavy: a check too long for the default run; runs with --heavy")
+    if _TEMP: return
+    own = tempfile.mkdtemp(prefix="xai_geometry_tests_")
+    _TEMP.update(own=own, tempdir=tempfile.tempdir, env=os.environ.get("TMPDIR"))
+    tempfile.tempdir = own
+    os.environ["TMPDIR"] = own   # child processes (notebook kernels, xdist's workers) write there too
+
+
+def pytest_unconfigure(config):
+    if not _TEMP: return
+    tempfile.tempdir = _TEMP["tempdir"]
+    if _TEMP["env"] is None: os.environ.pop("TMPDIR", None)
+    else: os.environ["TMPDIR"] = _TEMP["env"]
+    shutil.rmtree(_TEMP["own"], ignore_errors=True)
+    _TEMP.clear()
 
 
 def pytest_collection_modifyitems(config, items):

@@ -112,6 +112,7 @@ def test_every_registered_entry_exists():
             assert callable(fn)
 
 
+@pytest.mark.heavy   # a second run of the demo (test_demo_writes_figures runs it in the default run)
 def test_demo_writes_to_the_scratch_folder_by_default(tmp_path):
     r = run("demo", "--parts", "C", "--no-progress", cwd=tmp_path, env={**__import__("os").environ, "XAI_GEOMETRY_OUT": str(tmp_path / "scratch")},
             timeout=600)

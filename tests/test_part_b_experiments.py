@@ -205,6 +205,7 @@ def test_lime_reference_keeps_every_feature_and_is_reproducible():
     np.testing.assert_array_equal(R1, R2)
 
 
+@pytest.mark.heavy   # minutes: the quick run of part B (the heavy step also runs it through the command line against the record)
 def test_quick_reproduction_writes_only_into_out_dir(tmp_path):
     pytest.importorskip("shap"); pytest.importorskip("lime")
     paths = E.reproduce(tmp_path / "out", quick=True, datasets=["real_estate"], cache_dir=tmp_path / "cache", progress=False)

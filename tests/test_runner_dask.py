@@ -28,6 +28,7 @@ def test_run_tasks_on_dask(client, tmp_path):
     assert len(ts.data) > 0                                           # the work ran on the cluster's workers
 
 
+@pytest.mark.heavy   # part A's quick run twice, here and on the cluster
 def test_reproduce_part_a_quick_on_dask(client, tmp_path):
     import pandas as pd
     from xai_geometry.experiments.part_a import reproduce

@@ -425,7 +425,10 @@ html_css_files = ["xg.css"]
 # cells, its maths at the size of its text and its code broken anywhere: its narrowest layout then fits the article's
 # width at a 1400 px window, so that no column is off-screen (its statement column holds long inline formulas,
 # which MathJax 3 does not break).
+# A figure keeps its own shape: myst-nb writes the PNG's size as `width` and `height` attributes and the theme narrows
+# a wide one to the column (`max-width: 100%`), so without `height: auto` it would be drawn squeezed sideways.
 _CSS = """
+.bd-article img, div.cell_output img { max-width: 100%; height: auto; }
 div.math { overflow-x: auto; overflow-y: hidden; max-width: 100%; }
 mjx-container[display="true"] { overflow-x: auto; overflow-y: hidden; max-width: 100%; min-width: 0 !important; padding: 2px 0; }
 div.cell_output div.highlight pre { white-space: pre-wrap; overflow-wrap: anywhere; }
