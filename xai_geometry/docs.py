@@ -31,7 +31,8 @@ SECTIONS = [
     ("Part A — weighted naive Bayes and Shapley geometry", r"^(A_|1\d)"),
     ("Part B — neuralized models and LRP", r"^(B_|2\d)"),
     ("Part C — generalized naive Bayes", r"^(C_|3\d)"),
-    ("Beyond the papers", r"^(4[0-4]|[5-9]\d)"),
+    ("A course on explanations", r"^5\d"),
+    ("Beyond the papers", r"^(4[0-4]|[6-9]\d)"),
     ("For developers", r"^0\d"),
 ]
 
