@@ -32,6 +32,7 @@ BENCH = {
     "part-b": "xai_geometry.experiments.bench_part_b:bench",
     "part-c": "xai_geometry.experiments.bench_part_c:bench",
     "cluster": "xai_geometry.experiments.bench_cluster:bench",
+    "serve": "xai_geometry.experiments.bench_serve:bench",
 }
 USAGE_ERROR = 2  # exit status of a user's mistake (the argparse convention)
 BUG = 1  # exit status of an unexpected error

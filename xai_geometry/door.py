@@ -13,6 +13,7 @@ from . import explainers as registry
 from .explanation import Explanation, background_sample
 from .explainers.baselines import ExplainedModel, explained_model
 from .explainers.pipelines import RawColumns
+from .cluster import is_dask_collection
 from .validation import AFFINE_STEPS, PER_FEATURE_STEPS, _passthrough, check_points
 
 # %% auto #0
@@ -140,6 +141,10 @@ class Explainer:
                 self._target = neuralize(self.final_, **net_opts)   # the network, built once
             else: self._target = self.final_
             self.background_ = B
+            self._prepared = None
+            if spec.name == "shapley" and not _is_gnb(self.final_) and set(self.options) <= {"complement"}:
+                from xai_geometry.naive_bayes.shapley import Prepared   # the tables, expectations and base, once
+                self._prepared = Prepared(self.final_, output=output or "log_odds", background=B, **self.options)
         else:
             if output is not None:
                 raise ValueError(f"output= does not apply to method={method!r}: a baseline explains the model's own "
@@ -171,6 +176,7 @@ class Explainer:
                            method=f"{e.method}, summed per raw column", info=info)
 
     def _explain_exact(self, rows) -> Explanation:
+        if self._prepared is not None and not is_dask_collection(rows): return self._prepared(rows)
         fn = explain_lrp if self.spec.name == "lrp" else explain_shapley
         return fn(self._target, rows, background=self.background_, output=self.output, **self.options)
 

@@ -13,7 +13,7 @@ import pandas as pd
 from scipy.sparse import issparse
 from sklearn.exceptions import NotFittedError
 
-from ..explanation import Explanation, check_output, class_explanation, output_text
+from ..explanation import Explanation, _label, check_output, class_explanation, output_text
 from .classifier import WeightedNaiveBayes, gather_tables
 from .sklearn_models import COMPLEMENTS, OUTPUTS, check_naive_bayes
 from ..validation import PER_FEATURE_STEPS, StrOptions, check_features, check_params, pipeline_parts
@@ -22,7 +22,7 @@ from ..validation import PER_FEATURE_STEPS, StrOptions, check_features, check_pa
 # %% auto #0
 __all__ = ['explain', 'complement_log_tables', 'log_odds_tables', 'term_tables', 'part_frequencies', 'shapley_tables',
            'prior_log_odds', 'log_odds_contributions', 'one_vs_rest_log_odds', 'base_values', 'expected_log_odds',
-           'explained_output', 'shapley_values', 'exact_shapley_values']
+           'explained_output', 'shapley_values', 'exact_shapley_values', 'Prepared']
 
 # %% ../../nbs/12_shapley.ipynb #08972e6c
 from ..explainers.coalitions import coalition_shapley   # the reference: enumeration of the 2^M coalitions
@@ -324,25 +324,86 @@ def explain(model,  # a fitted WeightedNaiveBayes, GaussianNB, CategoricalNB, Be
     is explained on the raw features: the model's values at the transformed rows, the background transformed alike.
     Rows (and background rows) in a scipy.sparse matrix are read as the dense rows they stand for by the scikit-learn
     models, which take sparse input: the same values, and `data` is the DataFrame of the dense rows."""
-    output = _check_options(output, complement, caller="explain")
-    X, background = _dense(model, X), _dense(model, background)
-    final, Xt, Bt = _through_pipeline(model, X, background) if _is_pipeline(model) else (model, X, background)
-    values = shapley_values(final, Xt, output=output, complement=complement, background=Bt)
-    view = check_naive_bayes(final)
-    base = base_values(final, output=output, complement=complement, background=Bt)
-    names = list(getattr(model, "feature_names_in_", getattr(final, "feature_names_in_",
-                                                             [f"x{i}" for i in range(values.shape[1])])))
-    names = [str(c) for c in names]
-    _check_precision(values, base, names, final)
-    data = _raw_rows(model, X, names)
-    if view is None: background_info = "product of the training marginals (the count tables)"
-    else: background_info = "the training marginals stored by the model (closed form)"
-    if background is not None: background_info = f"{len(background)} background rows (their marginals)"
-    info = {"model": type(final).__name__, "output": output, "background": background_info}
-    if output == "log_odds" and len(final.classes_) > 2: info["complement"] = complement
-    if final is not model: info["pipeline"] = [type(s).__name__ for _, s in model.steps[:-1]]
-    return class_explanation(values, base, final.classes_, output=output_text(output, final.classes_, complement), data=data, feature_names=names,
-                             method="analytic interventional Shapley values", info=info)
+    return Prepared(model, output=output, complement=complement, background=background)(X)
+
+
+class Prepared:
+    """`explain(model, X, output=..., complement=..., background=...)` set up once for a model, so that a call
+    computes only what depends on the rows: `Prepared(model, ...)(X)` equals `explain(model, X, ...)`. At set-up: the
+    options checked, the per-feature term tables (or term functions), their expectation under the background, the
+    base value, the names. A binary `GaussianNB` explaining its log-odds (the most common case of serving) reads
+    a DataFrame with the model's columns, or an array, straight into a matrix and computes its class's column of
+    terms alone, in place, by the same operations (the same floats) as `shapley_values`; any other input, and any
+    row whose terms are not finite, takes the general path, which names the bad argument or column."""
+    def __init__(self, model, *, output: str = "log_odds", complement: str = "pooled", background=None):
+        self.output = _check_options(output, complement, caller="explain")
+        self.model, self.complement = model, complement
+        self.pipeline = _is_pipeline(model)
+        B = _dense(model, background)
+        final, _, Bt = _through_pipeline(model, None, B) if self.pipeline else (model, None, B)
+        self.final, self.view = final, check_naive_bayes(final)
+        self.base = base_values(final, output=self.output, complement=complement, background=Bt)     # (J,)
+        if self.view is None: self.tables = shapley_tables(final, complement, output=self.output, background=Bt)
+        else:
+            self.terms = self.view.terms(self.output, complement)[0]
+            self.expected = self.view.expected(self.terms, Bt)                                          # (M, J)
+        names = getattr(model, "feature_names_in_", getattr(final, "feature_names_in_", None))
+        M = len(final.weights_) if self.view is None else self.view.n_features
+        self.names = [str(c) for c in names] if names is not None else [f"x{i}" for i in range(M)]
+        if self.view is None: bg = "product of the training marginals (the count tables)"
+        else: bg = "the training marginals stored by the model (closed form)"
+        if B is not None: bg = f"{len(B)} background rows (their marginals)"
+        self.info = {"model": type(final).__name__, "output": self.output, "background": bg}
+        if self.output == "log_odds" and len(final.classes_) > 2: self.info["complement"] = complement
+        if self.pipeline: self.info["pipeline"] = [type(s).__name__ for _, s in model.steps[:-1]]
+        self.text = output_text(self.output, final.classes_, complement)
+        self._gaussian = None
+        if (not self.pipeline and type(final).__name__ == "GaussianNB" and len(final.classes_) == 2
+                and self.output == "log_odds"):
+            q = self.terms.p                                       # _Quadratic: its (M, 2) parameters, as it computes them
+            L, two_v = -0.5 * np.log(2 * np.pi * q.var), 2 * q.var
+            self._gaussian = [(np.ascontiguousarray(q.mu[:, k]), np.ascontiguousarray(two_v[:, k]),
+                               np.ascontiguousarray(L[:, k])) for k in (1, 0)]
+            self._e1 = np.ascontiguousarray(self.expected[:, 1])
+            self._names_t = tuple(self.names)
+            self._method_info = dict(self.info, **{"class": _label(final.classes_[1])})
+
+    def __call__(self, X) -> Explanation:
+        "The explanation of the rows X (as `explain` gives it)."
+        if self._gaussian is not None:
+            e = self._gaussian_log_odds(X)
+            if e is not None: return e
+        X = _dense(self.model, X)
+        Xt = _through_pipeline(self.model, X, None)[1] if self.pipeline else X
+        if self.view is None: values = gather_tables(self.tables, _parts(self.final, Xt), len(self.final.classes_))
+        else: values = self.view.evaluate(self.terms, self.view.check(Xt)) - self.expected
+        _check_precision(values, self.base, self.names, self.final)
+        return class_explanation(values, self.base, self.final.classes_, output=self.text, data=_raw_rows(self.model, X, self.names),
+                                 feature_names=self.names, method="analytic interventional Shapley values", info=dict(self.info))
+
+    def _gaussian_log_odds(self, X):
+        "The serving path of a binary GaussianNB's log-odds (see the class), or None where the general path must decide."
+        names = getattr(self.final, "feature_names_in_", None)
+        if isinstance(X, pd.DataFrame):
+            if names is None or len(X.columns) != len(names) or not all(str(a) == b for a, b in zip(X.columns, self.names)): return None
+            A, data = X.to_numpy(), X
+        elif isinstance(X, np.ndarray) and names is None: A, data = X, None
+        else: return None
+        if A.ndim != 2 or A.shape[1] != len(self.names) or A.dtype.kind not in "fiu": return None
+        A = A.astype(float, copy=False)
+        (mu1, v1, L1), (mu0, v0, L0) = self._gaussian
+        t = np.subtract(A, mu1); np.square(t, out=t); np.divide(t, v1, out=t); np.subtract(L1, t, out=t)   # t_1(x)
+        u = np.subtract(A, mu0); np.square(u, out=u); np.divide(u, v0, out=u); np.subtract(L0, u, out=u)   # t_0(x)
+        np.subtract(t, u, out=t); np.subtract(t, self._e1, out=t)                                            # phi(x)
+        b = self.base[1]
+        mag = np.abs(t, out=u).sum(axis=1) + abs(b)
+        total = t.sum(axis=1) + b
+        ok = np.isfinite(mag).all() and not (mag * (A.shape[1] + 1) * np.finfo(float).eps > 1e-3 * np.maximum(1.0, np.abs(total))).any()
+        if not ok: return None                                     # the general path names the column or the cause
+        if data is None: data = pd.DataFrame(A, columns=self.names)
+        return Explanation._checked(values=t, base_values=np.full(len(A), b), data=data, feature_names=self._names_t,
+                                    output=self.text, method="analytic interventional Shapley values", info=dict(self._method_info))
+
 
 
 # %% ../../nbs/12_shapley.ipynb #d5a0c127

@@ -89,11 +89,18 @@ class PoolingWeights(NamedTuple):
 # %% ../../nbs/20_lrp.ipynb #df337873
 def blas_threads(n: int | None, # BLAS threads for the block; None leaves the BLAS default
                 ):
-    "Context manager limiting BLAS threads (threadpoolctl), or doing nothing for None."
+    """Context manager limiting BLAS threads (threadpoolctl), or doing nothing for None. The loaded libraries are
+    found once per process (a `ThreadpoolController`, kept): scanning them costs about a millisecond, as much as
+    explaining one row."""
     import contextlib
     if n is None: return contextlib.nullcontext()
-    from threadpoolctl import threadpool_limits
-    return threadpool_limits(limits=int(n), user_api="blas")
+    global _CONTROLLER
+    if _CONTROLLER is None:
+        from threadpoolctl import ThreadpoolController
+        _CONTROLLER = ThreadpoolController()
+    return _CONTROLLER.limit(limits=int(n), user_api="blas")
+
+_CONTROLLER = None   # threadpoolctl's view of the BLAS libraries this process has loaded (numpy's, at import)
 
 # %% ../../nbs/20_lrp.ipynb #b6168fd3
 class Int(Interval):

@@ -82,6 +82,28 @@ def check_affine_step(name: str, step) -> None:
                          "and relevance cannot be carried back through it; refit it with clip=False")
     check_is_fitted(step)
 
+def _scaler_arithmetic(step):
+    """The in-place operations scikit-learn's `transform` applies to dense float rows, for the four affine scalers
+    (`StandardScaler`: x −= mean_, x /= scale_; `MinMaxScaler`: x *= scale_, x += min_; `MaxAbsScaler`: x /= scale_;
+    `RobustScaler`: x −= center_, x /= scale_, each as its options ask): the same floats as `step.transform`, without
+    its validation, which costs as much as explaining one row."""
+    name = type(step).__name__
+    if name == "StandardScaler":
+        mean = step.mean_ if step.with_mean else None; scale = step.scale_
+    elif name == "RobustScaler":
+        mean = step.center_ if step.with_centering else None; scale = step.scale_ if step.with_scaling else None
+    elif name == "MaxAbsScaler": mean, scale = None, step.scale_
+    else:                                                         # MinMaxScaler (clip=False)
+        a, b = np.asarray(step.scale_, float), np.asarray(step.min_, float)
+        def minmax(Z): Z *= a; Z += b; return Z
+        return minmax
+    m = None if mean is None else np.asarray(mean, float); sc = None if scale is None else np.asarray(scale, float)
+    def centre_scale(Z):
+        if m is not None: Z -= m
+        if sc is not None: Z /= sc
+        return Z
+    return centre_scale
+
 class NeuralizedPipeline:
     """A fitted scikit-learn `Pipeline` of per-feature affine scalers followed by a model that part B neuralizes.
 
@@ -120,14 +142,19 @@ class NeuralizedPipeline:
         if hasattr(self, "feature_names_in_") and not hasattr(self.network_, "feature_names_in_"):
             self.network_.feature_names_in_ = self.feature_names_in_    # the same columns, in the same positions
         self.pools_ = getattr(self.network_, "pools_", None)
+        self._arithmetic = [_scaler_arithmetic(s) for _, s in self.scalers_]
 
     def transform(self, X) -> np.ndarray:
         "t(X): the points checked (columns matched by name) and scaled by the pipeline's own steps, (n, d)."
-        X = check_points(self, X)
+        return self._scale(check_points(self, X))
+
+    def _scale(self, X: np.ndarray) -> np.ndarray:
+        """t(X) of checked points: each scaler's own arithmetic (`_scaler_arithmetic`, the operations of its
+        `transform` on dense rows, in its order: the same floats), without its input validation."""
         if not self.scalers_: return X
-        Z = pd.DataFrame(X, columns=self.feature_names_in_) if hasattr(self, "feature_names_in_") else X
-        for _, s in self.scalers_: Z = s.transform(Z)
-        return np.asarray(Z, dtype=float)
+        Z = np.array(X, dtype=float)
+        for f in self._arithmetic: Z = f(Z)
+        return Z
 
     def decision_function(self, X) -> np.ndarray:
         "The final network's output at t(x)."
@@ -226,6 +253,8 @@ def explain(model,                            # fitted model or Pipeline (see `n
         Xv = check_points(net, X)
         if isinstance(core, (NeuralizedMulticlassSVM, NeuralizedMulticlassKNN)):   # every class at once: (n, d, C)
             terms = core.explain_all_terms(net.transform(Xv) if net is not core else Xv, **opts)
+        elif hasattr(core, "_explain_terms"):                            # the rows checked once, here
+            terms = core._explain_terms(net._scale(Xv) if net is not core else Xv, **opts)
         else: terms = net.explain_terms(Xv, **opts)
         names = list(getattr(net, "feature_names_in_", [f"x{j}" for j in range(Xv.shape[1])]))
         data = pd.DataFrame(Xv, columns=names, index=X.index if isinstance(X, pd.DataFrame) else None)

@@ -207,7 +207,11 @@ class SoftPoolNetwork:
 
     def explain_terms(self, X, *, eta: float | None = None, beta: float | None = None) -> LRPTerms:
         "E_η with its conservation law (the LRP notebook): relevance.sum(1) + root + gap = g, all (n,) or (n, d)."
-        X = check_points(self, X); eta, beta = self._options(eta, beta)
+        return self._explain_terms(check_points(self, X), eta=eta, beta=beta)
+
+    def _explain_terms(self, X: np.ndarray, *, eta: float | None = None, beta: float | None = None) -> LRPTerms:
+        "`explain_terms` of points already checked (`check_points`): `neuralized.explain` checks them once."
+        eta, beta = self._options(eta, beta)
         n = len(X); E = np.empty_like(X); g = np.empty(n); root = np.empty(n); M = np.empty(n)
         with blas_threads(self.blas_threads), np.errstate(over="ignore", invalid="ignore"):
             for b in self._chunks(n):
