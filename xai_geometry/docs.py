@@ -421,8 +421,11 @@ html_css_files = ["xg.css"]
 # width that would push its start off the left edge of a narrow page); the signatures that nbdev's
 # `show_doc` writes in `<pre>` blocks wrap instead of running off the page; the cells of a markdown
 # table wrap (inline code, in a smaller font, at its spaces) so that every column stays on screen; tables that
-# code cells print are set a little smaller (a wider one scrolls sideways inside its output); a flagged cell's note is small.
-# A markdown table of five columns or more (the Results and proofs tables, the conventions) is set smaller, with tighter
+# code cells print (pandas' dataframes) are set smaller, with tight cells and headers that wrap anywhere (long column
+# names such as `resting_electrocardiographic_results`), so that a table of up to ~15 short numeric columns fits the
+# article's width at a 1400 px window (tests/test_site_pages.py checks that every table does; a cell that prints a wider
+# one rounds its numbers or shows fewer columns); a flagged cell's note is small.
+# A markdown table of four columns or more (the Results and proofs tables, the conventions) is set smaller, with tighter
 # cells, its maths at the size of its text and its code broken anywhere: its narrowest layout then fits the article's
 # width at a 1400 px window, so that no column is off-screen (its statement column holds long inline formulas,
 # which MathJax 3 does not break).
@@ -436,11 +439,14 @@ div.cell_output div.highlight pre { white-space: pre-wrap; overflow-wrap: anywhe
 .bd-article table.table td, .bd-article table.table th { white-space: normal; vertical-align: top; }
 .bd-article table.table code { font-size: 0.8em; white-space: normal; }
 .bd-article table.table code span.pre { white-space: normal; }
-div.cell_output table.dataframe, div.cell_output div.output table { font-size: 0.85em; }
-.bd-article table.table:has(th:nth-child(5)) { font-size: 0.85em; }
-.bd-article table.table:has(th:nth-child(5)) td, .bd-article table.table:has(th:nth-child(5)) th { padding: 0.4rem 0.35rem; }
-.bd-article table.table:has(th:nth-child(5)) code { overflow-wrap: anywhere; }
-.bd-article table.table:has(th:nth-child(5)) mjx-container { font-size: 105% !important; }
+div.cell_output table.dataframe, div.cell_output div.output table { font-size: 0.75em; }
+div.cell_output table.dataframe th, div.cell_output div.output table th { white-space: normal; overflow-wrap: anywhere; }
+div.cell_output table.dataframe td, div.cell_output table.dataframe th, div.cell_output div.output table td,
+div.cell_output div.output table th { padding: 0.2em 0.3em; }
+.bd-article table.table:has(th:nth-child(4)) { font-size: 0.85em; }
+.bd-article table.table:has(th:nth-child(4)) td, .bd-article table.table:has(th:nth-child(4)) th { padding: 0.4rem 0.35rem; }
+.bd-article table.table:has(th:nth-child(4)) code { overflow-wrap: anywhere; }
+.bd-article table.table:has(th:nth-child(4)) mjx-container { font-size: 105% !important; }
 p.xg-optional { font-size: 0.85em; color: var(--pst-color-text-muted); border-left: 3px solid var(--pst-color-border);
                 padding-left: 0.6em; margin: 0.4em 0; }
 """

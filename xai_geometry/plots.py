@@ -44,7 +44,7 @@ def critical_difference_diagram(mean_ranks,  # pd.Series of mean ranks (index: m
     if r.isna().any(): raise ValueError("mean_ranks contains NaN")
     k = len(r); lo, hi = 1, max(k, int(np.ceil(r.max())))
     if ax is None:
-        fig, ax = plt.subplots(figsize=(max(5, 1.2 * k + 2), 1.0 + 0.3 * k))
+        fig, ax = plt.subplots(figsize=(min(max(5, 1.2 * k + 2), 7), 1.0 + 0.3 * k))   # at most 7 in (+ the labels): legible in a page column
     n_left = (k + 1) // 2
     ax.set_ylim(-(0.75 + 0.35 * n_left), 1.6); ax.axis("off")
     ax.hlines(0, lo, hi, color="k", lw=1)

@@ -270,19 +270,22 @@ def plot_wine(W: pd.DataFrame, path=None, features=None):
     import matplotlib.pyplot as plt
     feats = features or [c for c in W.columns if f"R_{c}" in W.columns]
     gammas = sorted(W.gamma.unique())
-    fig, axes = plt.subplots(len(gammas), len(feats), figsize=(1.9 * len(feats), 2.0 * len(gammas)), squeeze=False)
+    ncol = min(4, len(feats)); nrow = -(-len(feats) // ncol)   # the features wrap over rows of four panels, each γ a block of rows
+    fig, axes = plt.subplots(nrow * len(gammas), ncol, figsize=(2.3 * ncol, 2.1 * nrow * len(gammas)), squeeze=False)
+    for r in range(len(gammas)):   # the empty panels of each block
+        for j in range(len(feats), nrow * ncol): axes[r * nrow + j // ncol, j % ncol].set_visible(False)
     for r, g in enumerate(gammas):
         Wg = W[W.gamma == g]
-        for c, f in enumerate(feats):
-            ax = axes[r, c]
+        for j, f in enumerate(feats):
+            ax = axes[r * nrow + j // ncol, j % ncol]; c = j % ncol
             ax.scatter(Wg[f], Wg[f"R_{f}"], s=1, alpha=0.3, color="tab:blue" if r == 0 else "tab:red", rasterized=True)
             ax.axhline(0, ls="--", lw=0.6, color="k"); ax.axvline(Wg[f].mean(), ls="--", lw=0.6, color="k")
             lo, hi = Wg[f].quantile([0.005, 0.995]); ax.set_xlim(lo, hi)
             ax.set_ylim(*_qlim(Wg[f"R_{f}"]))
-            ax.ticklabel_format(axis="y", style="sci", scilimits=(-2, 2)); ax.yaxis.get_offset_text().set_fontsize(6)
-            ax.tick_params(labelsize=6)
-            if r == len(gammas) - 1: ax.set_xlabel(f, fontsize=7)
-            if c == 0: ax.set_ylabel(f"γ = {g:g}\nrelevance", fontsize=7)
+            ax.ticklabel_format(axis="y", style="sci", scilimits=(-2, 2)); ax.yaxis.get_offset_text().set_fontsize(9)
+            ax.tick_params(labelsize=9)
+            ax.set_xlabel(f, fontsize=9)
+            if c == 0: ax.set_ylabel(f"γ = {g:g}\nrelevance", fontsize=9)
     fig.tight_layout()
     if path is not None: fig.savefig(path, dpi=110)
     return fig
@@ -307,7 +310,7 @@ def plot_wine_interactions(W: pd.DataFrame, gamma: float = 0.2, scaling: str = "
         ax.axhline(0, ls="--", lw=0.6, color="k")
         ax.set_xlim(*Wg[f].quantile([0.005, 0.995])); ax.set_ylim(*_qlim(Wg[f"R_{f}"]))
         ax.set_xlabel(f + (" (g/L)" if f == sugar else "")); ax.set_ylabel(f"relevance of {f}")
-        ax.legend(frameon=False, fontsize=7, markerscale=4)
+        ax.legend(frameon=False, fontsize=8, markerscale=4)
     fig.suptitle(f"White wine, SVM γ = {gamma:g} ({'§6.2 units' if scaling == 'median' else 'z-scored units'}): interactions", fontsize=10)
     fig.tight_layout()
     if path is not None: fig.savefig(path, dpi=110)

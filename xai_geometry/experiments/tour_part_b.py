@@ -30,14 +30,14 @@ def _svm_2d(out: Path) -> Path:
     G = np.c_[gx.ravel(), gy.ravel()]
     Q = X[[3, 50, 120, 160, 190]]
     E = net.relevance(Q)
-    fig, ax = plt.subplots(1, 3, figsize=(15, 4.4), gridspec_kw=dict(width_ratios=[1, 1, 0.7]))
+    fig, ax = plt.subplots(1, 3, figsize=(10.5, 3.5), gridspec_kw=dict(width_ratios=[1, 1, 0.7]))
     for a, Z, title in [(ax[0], svc.decision_function(G), "SVM output f(x)"),
                         (ax[1], net.decision_function(G), "neuralized output g(x)")]:
         Z = Z.reshape(gx.shape)
         im = a.contourf(gx, gy, Z, 30, cmap="RdBu_r", norm=TwoSlopeNorm(0, Z.min(), Z.max())); fig.colorbar(im, ax=a)
         a.contour(gx, gy, Z, [0], colors="k", linestyles="--")
         a.scatter(*X.T, c=np.where(y == 1, "tab:red", "tab:blue"), s=7, edgecolors="w", linewidths=0.3)
-        a.set_title(title); a.set_xticks([]); a.set_yticks([])
+        a.set_title(title, fontsize=10); a.set_xticks([]); a.set_yticks([])
     labels = "ABCDE"
     for a in ax[:2]:
         a.plot(*Q.T, "ko", ms=5)
