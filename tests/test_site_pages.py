@@ -1,8 +1,9 @@
 """The built documentation site as a reader sees it: every page opened in headless Chromium at 1024 and 1400 px.
 
 Two checks on every page and at both widths, after its images have loaded and MathJax has typeset its maths:
-every figure is drawn at its own shape (the aspect ratio of the PNG, within 2%), and no display equation runs
-past its column (wider than its box, which then scrolls sideways, or past the right edge of the article).
+every figure is drawn at its own shape (the aspect ratio of the PNG, within 2%), no display equation runs
+past its column (wider than its box, which then scrolls sideways, or past the right edge of the article), and no table
+(markdown or printed by a code cell) is wider than the article's column (it would scroll sideways inside its output).
 
 Run against a built site: `XAI_GEOMETRY_SITE=_site pytest tests/test_site_pages.py -n 0` (continuous integration
 does, after `xai-geometry docs --out _site`). Needs Chromium and its driver (Debian: `apt-get install chromium
@@ -17,6 +18,10 @@ import pytest
 WIDTHS = (1024, 1400)
 RATIO_TOL = 0.02   # a figure's drawn aspect ratio within 2% of its PNG's
 EDGE_TOL = 1       # px: sub-pixel rounding of the layout
+# Tables allowed to be wider than the article's column, by window width: `{width: {(page, section id), ...}}`. None:
+# the docs' stylesheet (`docs._CSS`) sets printed dataframes small with headers that wrap, and a cell that prints a
+# wider table rounds its numbers or shows fewer columns.
+WIDE_TABLES_OK = {1024: set(), 1400: set()}
 
 # One page, measured: every <img> drawn (natural and drawn size) and every display equation (its box, its parent's,
 # the article's right edge). Runs once the page's images are decoded and MathJax has typeset (or after 30 s).
@@ -47,7 +52,13 @@ Promise.all([mathReady(), document.fonts ? document.fonts.ready : null,
             sw: e.scrollWidth, cw: e.clientWidth, psw: box.scrollWidth, pcw: box.clientWidth,
             right: e.getBoundingClientRect().right};
   });
-  done({status: status, right: article.getBoundingClientRect().right, imgs: imgs, eqs: eqs});
+  const cs = getComputedStyle(article), ar = article.getBoundingClientRect();
+  const colLeft = ar.left + parseFloat(cs.paddingLeft), colRight = ar.right - parseFloat(cs.paddingRight);
+  const tables = Array.from(article.querySelectorAll('table')).filter(t => t.getClientRects().length > 0).map(t => {
+    const r = t.getBoundingClientRect(), sec = t.closest('section[id]'), th = t.querySelector('th, td');
+    return {section: sec ? sec.id : '', head: th ? th.innerText.trim().slice(0, 40) : '', w: r.width, right: r.right};
+  });
+  done({status: status, right: ar.right, imgs: imgs, eqs: eqs, col: colRight - colLeft, colRight: colRight, tables: tables});
 }).catch(e => done({error: String(e)}));
 """
 
@@ -122,6 +133,18 @@ def overflowing_equations(m: dict) -> list[tuple]:
     return bad
 
 
+def wide_tables(m: dict) -> list[tuple]:
+    """`(width, page, section, its first header, the table's width, the column's width)` of the tables wider than the
+    article's column or reaching past its right edge (`WIDE_TABLES_OK` left out)."""
+    bad = []
+    for (w, page), r in m.items():
+        for t in r.get("tables", []):
+            if (page, t["section"]) in WIDE_TABLES_OK.get(w, ()): continue
+            if t["w"] > r["col"] + EDGE_TOL or t["right"] > r["colRight"] + EDGE_TOL:
+                bad.append((w, page, t["section"], t["head"], round(t["w"]), round(r["col"])))
+    return bad
+
+
 def _by_page(bad: list[tuple]) -> str:
     "A failure's list, page by page: how many at each width, then each one."
     pages = {}
@@ -161,3 +184,10 @@ def test_display_equations_fit_their_column(measured):
     bad = overflowing_equations(measured)
     if bad: pytest.fail(f"{len(bad)} display equations wider than their column (section | TeX | its width | the column's "
                         "width | px past the article's edge):\n" + _by_page(bad), pytrace=False)
+
+
+def test_tables_fit_the_column(measured):
+    assert sum(len(r.get("tables", [])) for r in measured.values()) > 2 * 20, "the pages' tables were not found"
+    bad = wide_tables(measured)
+    if bad: pytest.fail(f"{len(bad)} tables wider than the article's column (section | first header | the table's width | "
+                        "the column's width):\n" + _by_page(bad), pytrace=False)
