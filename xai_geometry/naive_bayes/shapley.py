@@ -297,11 +297,14 @@ def _raw_rows(model, X, names) -> pd.DataFrame:
     return A
 
 
+def _imprecise(magnitude, total, n_features: int) -> np.ndarray:
+    "Where float64 knows a sum of n_features values and a base only to ±1e-3 or worse: magnitude = Σ|values| + |base|."
+    return magnitude * (n_features + 1) * np.finfo(float).eps > 1e-3 * np.maximum(1.0, np.abs(total))
+
+
 def _check_precision(values, base, names, model):
     "Refuse values float64 cannot add up (a sum known only to ±1e-3 or worse), naming the feature and the cause."
-    mag = np.abs(values).sum(axis=1) + np.abs(base)
-    bound = mag * (values.shape[1] + 1) * np.finfo(float).eps
-    bad = bound > 1e-3 * np.maximum(1.0, np.abs(values.sum(axis=1) + base))
+    bad = _imprecise(np.abs(values).sum(axis=1) + np.abs(base), values.sum(axis=1) + base, values.shape[1])
     if not bad.any(): return
     m = int(np.argmax(np.abs(values).max(axis=(0, 2))))
     cause = (f" (its variance within a class is {float(np.min(model.var_[:, m])):.2g}: var_smoothing={model.var_smoothing!r} "
@@ -366,7 +369,7 @@ class Prepared:
                                np.ascontiguousarray(L[:, k])) for k in (1, 0)]
             self._e1 = np.ascontiguousarray(self.expected[:, 1])
             self._names_t = tuple(self.names)
-            self._method_info = dict(self.info, **{"class": _label(final.classes_[1])})
+            self._method_info = {**self.info, "class": _label(final.classes_[1])}
 
     def __call__(self, X) -> Explanation:
         "The explanation of the rows X (as `explain` gives it)."
@@ -397,9 +400,8 @@ class Prepared:
         np.subtract(t, u, out=t); np.subtract(t, self._e1, out=t)                                            # phi(x)
         b = self.base[1]
         mag = np.abs(t, out=u).sum(axis=1) + abs(b)
-        total = t.sum(axis=1) + b
-        ok = np.isfinite(mag).all() and not (mag * (A.shape[1] + 1) * np.finfo(float).eps > 1e-3 * np.maximum(1.0, np.abs(total))).any()
-        if not ok: return None                                     # the general path names the column or the cause
+        if not np.isfinite(mag).all() or _imprecise(mag, t.sum(axis=1) + b, A.shape[1]).any():
+            return None                                            # the general path names the column or the cause
         if data is None: data = pd.DataFrame(A, columns=self.names)
         return Explanation._checked(values=t, base_values=np.full(len(A), b), data=data, feature_names=self._names_t,
                                     output=self.text, method="analytic interventional Shapley values", info=dict(self._method_info))
