@@ -191,3 +191,68 @@ def test_model_forms_agree():
     curves = [flipping_curve(m, X[150:155], R, inpainter=KDE, n_draws=4, random_state=1)[1]
               for m in (SVM, DecisionOnly(), SVM.decision_function)]
     np.testing.assert_allclose(curves[0], curves[1]); np.testing.assert_allclose(curves[0], curves[2])
+
+
+# -- ties are flipped in no privileged order -------------------------------------------------------
+_RNG = np.random.default_rng(11)
+_Z = _RNG.normal(size=(1100, 5))
+_YZ = (_Z[:, 0] > 0).astype(int)
+
+
+def _all_tied_aufc(columns):
+    "Per-point AUFCs of an all-zero relevance for an SVC that looks at the (moved) first column only."
+    Zc = _Z[:, columns]
+    m = SVC().fit(Zc[:800], _YZ[:800])
+    r, C = flipping_curve(m, Zc[800:], np.zeros((300, 5)), inpainter=ConditionalKDEInpainter().fit(Zc[:800]), random_state=0)
+    return aufc(C, r, reduce=None)
+
+
+def test_all_tied_relevance_ignores_the_column_order():
+    first, last = _all_tied_aufc([0, 1, 2, 3, 4]), _all_tied_aufc([4, 3, 2, 1, 0])
+    se = np.hypot(first.std(ddof=1) / np.sqrt(len(first)), last.std(ddof=1) / np.sqrt(len(last)))
+    assert abs(first.mean() - last.mean()) < 3 * se, (first.mean(), last.mean(), se)
+    # a stable sort would have given the two ends of the range: the decisive column removed first or last
+    assert 0.3 < first.mean() < 0.7 and 0.3 < last.mean() < 0.7
+
+
+@pytest.mark.parametrize("noise", [1e-18, 1e-16, 1e-12])
+def test_rounding_noise_is_a_tie(noise):
+    R0 = np.tile([0.0, 0.0, 1.0, 0.5, 0.5, 0.0], (20, 1))
+    noisy = R0 + np.random.default_rng(3).normal(scale=noise, size=R0.shape)
+    a = flipping_curve(SVM, X[150:170], R0, inpainter=KDE, random_state=5)[1]
+    b = flipping_curve(SVM, X[150:170], noisy, inpainter=KDE, random_state=5)[1]
+    np.testing.assert_array_equal(a, b)
+
+
+def test_tie_free_points_keep_the_stable_order_and_draws():
+    R = np.random.default_rng(4).normal(size=(20, 6))  # no ties
+    a = flipping_curve(SVM, X[150:170], R, inpainter=KDE, random_state=8)[1]
+    b = flipping_curve(SVM, X[150:170], R, inpainter=KDE, random_state=8, tie_rtol=0.0)[1]
+    np.testing.assert_array_equal(a, b)
+    # a relevance tied only on some points changes only those points' curves
+    Rt = R.copy(); Rt[:5] = 0.0
+    c = flipping_curve(SVM, X[150:170], Rt, inpainter=KDE, random_state=8)[1]
+    np.testing.assert_array_equal(c[5:], a[5:])
+
+
+def test_tie_orders_are_seeded():
+    Z = np.zeros((20, 6))
+    a = flipping_curve(SVM, X[150:170], Z, inpainter=KDE, random_state=1)[1]
+    np.testing.assert_array_equal(a, flipping_curve(SVM, X[150:170], Z, inpainter=KDE, random_state=1)[1])
+
+
+def test_local_inpainting():
+    R = np.random.default_rng(4).normal(size=(20, 6))
+    g = flipping_curve(SVM, X[150:170], R, inpainter=KDE, random_state=8)[1]
+    l0 = flipping_curve(SVM, X[150:170], R, inpainter=KDE, random_state=8, local_gamma=0.0)[1]
+    np.testing.assert_array_equal(g, l0)  # local_gamma = 0 is the global in-painter, draw for draw
+    far = KDE.sample_batch(X[150:151], np.zeros((1, 6), bool), 2000, random_state=0, local_gamma=1e6)[0]
+    nearest = KDE.X_train_[np.argmin(((KDE.X_train_ - X[150]) ** 2).sum(1))]
+    assert np.all(np.abs(far.mean(0) - nearest) < 5 * KDE.noise_std_ / np.sqrt(2000))
+
+
+@pytest.mark.parametrize("kw, match", [(dict(tie_rtol=-1e-3), "tie_rtol"), (dict(tie_rtol=np.nan), "tie_rtol"),
+                                       (dict(local_gamma=-1.0), "local_gamma")])
+def test_tie_and_local_bad_input(kw, match):
+    with pytest.raises(ValueError, match=match):
+        flipping_curve(SVM, X[150:155], np.zeros((5, 6)), inpainter=KDE, **kw)

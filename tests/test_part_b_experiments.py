@@ -241,9 +241,14 @@ def test_the_verdict_under_another_baseline_setting():
     cols.update({m: cols["kernel_shap"] for m in E.AXIS_METHODS if m.startswith("kernel_shap:")})
     cols["kernel_shap:mean_label"] = base + 0.4 + noise()
     cols["lime:n100"] = cols["lime"]
+    cols.update({m + E.LOCAL: cols[m] for m in E.KNN_METHODS})  # local in-painting: the same AUFCs, the same verdict
     P = pd.DataFrame(dict(dataset="diabetes", model="knn", seed=0, point=np.arange(40), **cols))
     S = E.baseline_settings(P, sets=("diabetes",))
     got = S[S.split == "0"].set_index("setting").top2
     assert got["Kernel SHAP, mean reference, label"] == 1
     assert got.drop("Kernel SHAP, mean reference, label").eq(0).all()
     assert set(S.setting) == set(E.BASELINE_SETTINGS)
+    assert got["local in-painting (every column)"] == got["as in Table 2"]
+    # points without the local columns: that setting is left out, the others stay
+    S2 = E.baseline_settings(P.drop(columns=[m + E.LOCAL for m in E.KNN_METHODS]), sets=("diabetes",))
+    assert set(S2.setting) == set(E.BASELINE_SETTINGS) - {"local in-painting (every column)"}

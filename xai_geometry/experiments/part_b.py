@@ -25,7 +25,7 @@ from ..neuralized.svm import NeuralizedSVM
 from .part_b_data import TABLE2_DATASETS, PAPER_SETS, VARIANT_SETS, KNN_KS, SVM_CS, SVM_GAMMAS
 from .part_b_data import binarized, fit_model, select_model, split_scale
 from .part_b_methods import (AXIS_METHODS, ETA_SCHEDULES, EXPENSIVE, EXTRA_METHODS, KERNEL_SHAP_AXIS,
-    KERNEL_SHAP_VARIANTS, KNN_ETAS, KNN_METHODS, KNN_SWEEP_METHODS, LIME_AXIS, METHOD_LABELS, SVM_METHODS, _rbf_gamma,
+    KERNEL_SHAP_VARIANTS, KNN_ETAS, KNN_METHODS, KNN_SWEEP_METHODS, LIME_AXIS, LOCAL, LOCAL_GAMMA, METHOD_LABELS, SVM_METHODS, _rbf_gamma,
     eta_caption, eta_public_code, gradient_x_input_g, lrp, method_eta, relevance, shapley_mean_reference)
 from .part_b_verdicts import (BASELINE_SETTINGS, CLAIM_BASELINES, PAPER_CLAIMS, PAPER_DIABETES_KERNEL_SHAP,
     PAPER_DIABETES_SVM_ROW, PAPER_LRP_SVM, PAPER_SVM_GAMMA, PAPER_TABLE2_TEXT, RANKED, VERDICT_RULES, _paper_statements, _params,
@@ -33,7 +33,7 @@ from .part_b_verdicts import (BASELINE_SETTINGS, CLAIM_BASELINES, PAPER_CLAIMS, 
     table2_summary, verdict_counts, verdict_table)
 
 #: the columns (`27e_part_b_methods`) and the verdicts (`27f_part_b_verdicts`) stay importable from here
-_all_ = ["KERNEL_SHAP_VARIANTS", "KERNEL_SHAP_AXIS", "LIME_AXIS", "ETA_SCHEDULES", "SVM_METHODS", "KNN_METHODS", "EXTRA_METHODS",
+_all_ = ["LOCAL", "LOCAL_GAMMA", "KERNEL_SHAP_VARIANTS", "KERNEL_SHAP_AXIS", "LIME_AXIS", "ETA_SCHEDULES", "SVM_METHODS", "KNN_METHODS", "EXTRA_METHODS",
          "KNN_ETAS", "EXPENSIVE", "METHOD_LABELS", "AXIS_METHODS", "KNN_SWEEP_METHODS", "shapley_mean_reference", "eta_caption",
          "eta_public_code", "lrp", "gradient_x_input_g", "method_eta", "relevance",
          "PAPER_SVM_GAMMA", "PAPER_TABLE2_TEXT", "PAPER_CLAIMS", "PAPER_LRP_SVM", "PAPER_DIABETES_SVM_ROW", "PAPER_DIABETES_KERNEL_SHAP",
@@ -44,14 +44,15 @@ _all_ = ["KERNEL_SHAP_VARIANTS", "KERNEL_SHAP_AXIS", "LIME_AXIS", "ETA_SCHEDULES
 __all__ = ['TASK_VERSION', 'TABLE2_SEEDS', 'IMAGE_SEEDS', 'IMAGE_DIM', 'BLOCK', 'KNN_SWEEP_KS', 'KNN_SWEEP_POINTS',
            'QUICK_DATASETS', 'IMAGE_SETS', 'FIG2_GAMMAS', 'FIG2_KS', 'SYNTHETIC_SEEDS', 'KERNEL_SHAP_VARIANT_CELLS',
            'RECORD', 'budget', 'block_seed', 'explain_points', 'table2_methods', 'model_task', 'table2_task',
-           'knn_k_task', 'kernel_shap_variants_task', 'sweep_task', 'synthetic_task', 'runtime_task', 'reproduce',
-           'write_part_b', 'KERNEL_SHAP_VARIANTS', 'KERNEL_SHAP_AXIS', 'LIME_AXIS', 'ETA_SCHEDULES', 'SVM_METHODS',
-           'KNN_METHODS', 'EXTRA_METHODS', 'KNN_ETAS', 'EXPENSIVE', 'METHOD_LABELS', 'AXIS_METHODS',
-           'KNN_SWEEP_METHODS', 'shapley_mean_reference', 'eta_caption', 'eta_public_code', 'lrp', 'gradient_x_input_g',
-           'method_eta', 'relevance', 'PAPER_SVM_GAMMA', 'PAPER_TABLE2_TEXT', 'PAPER_CLAIMS', 'PAPER_LRP_SVM',
-           'PAPER_DIABETES_SVM_ROW', 'PAPER_DIABETES_KERNEL_SHAP', 'RANKED', 'CLAIM_BASELINES', 'VERDICT_RULES',
-           'BASELINE_SETTINGS', 'table2_points', 'table2_frame', 'table2_summary', 'paired_differences', 'claim_counts',
-           'verdict_table', 'verdict_counts', 'baseline_settings', 'knn_sweep_counts', 'eta_settings']
+           'knn_k_task', 'kernel_shap_variants_task', 'sweep_task', 'paper_gamma_task', 'synthetic_task',
+           'runtime_task', 'reproduce', 'write_part_b', 'LOCAL', 'LOCAL_GAMMA', 'KERNEL_SHAP_VARIANTS',
+           'KERNEL_SHAP_AXIS', 'LIME_AXIS', 'ETA_SCHEDULES', 'SVM_METHODS', 'KNN_METHODS', 'EXTRA_METHODS', 'KNN_ETAS',
+           'EXPENSIVE', 'METHOD_LABELS', 'AXIS_METHODS', 'KNN_SWEEP_METHODS', 'shapley_mean_reference', 'eta_caption',
+           'eta_public_code', 'lrp', 'gradient_x_input_g', 'method_eta', 'relevance', 'PAPER_SVM_GAMMA',
+           'PAPER_TABLE2_TEXT', 'PAPER_CLAIMS', 'PAPER_LRP_SVM', 'PAPER_DIABETES_SVM_ROW', 'PAPER_DIABETES_KERNEL_SHAP',
+           'RANKED', 'CLAIM_BASELINES', 'VERDICT_RULES', 'BASELINE_SETTINGS', 'table2_points', 'table2_frame',
+           'table2_summary', 'paired_differences', 'claim_counts', 'verdict_table', 'verdict_counts',
+           'baseline_settings', 'knn_sweep_counts', 'eta_settings']
 
 # %% ../../nbs/27_experiments.ipynb #0667b664
 def _need(module: str):
@@ -60,7 +61,7 @@ def _need(module: str):
     except ImportError as e: raise UsageError(f"the part-B baselines: {e}") from None
 
 # %% ../../nbs/27_experiments.ipynb #42b9a2b5
-TASK_VERSION = "4"  # bump to invalidate cached task results
+TASK_VERSION = "5"  # bump to invalidate cached task results
 TABLE2_SEEDS = (0, 1, 2)  # split seeds of the tabular sets: seed 0 on the paper's budget, the others on the authors' code's 100 points
 IMAGE_SEEDS = (0, 1)  # split seeds of the image sets
 IMAGE_DIM = 50  # data sets with more features are treated as images (budget, flipping step)
@@ -100,14 +101,26 @@ _KS_PAIRS = {"kernel_shap": "kernel_shap:label", "kernel_shap:mean": "kernel_sha
 _KS_PAIRS.update({v: k for k, v in _KS_PAIRS.items()})
 
 
-def explain_points(model, Xe, X_train, methods, *, seed: int, b: dict, inpainter) -> dict:
+def _flip_local(out: dict, m: str, model, Xb, R, inpainter, b: dict, rs: int):
+    "Flip relevance R of column m with local in-painting, on the streams of its global flipping, into column m/local."
+    t0 = time.perf_counter()
+    nr, curves = flipping_curve(model, Xb, R, inpainter=inpainter, n_draws=b["n_draws"], step=b["step"],
+                                random_state=rs, local_gamma=LOCAL_GAMMA)
+    c = m + LOCAL
+    out["aufc"][c].append(aufc(curves, nr, reduce=None)); out["curves"][c] = out["curves"].get(c, 0.0) + curves.sum(0)
+    out["seconds"][c] += time.perf_counter() - t0
+
+
+def explain_points(model, Xe, X_train, methods, *, seed: int, b: dict, inpainter, local=()) -> dict:
     """Explain the points Xe with every method and flip them, block by block (`BLOCK` points; the
     relevance sampling and the in-painting of block i draw from `block_seed(seed, i)`, the same
     in-painting stream for every method of a block), so that a point's AUFC does not depend on which
     later points are explained. LRP columns with equal η share one relevance and flipping; KernelSHAP's
-    decision and label columns of a setting share one pass of shap. Returns per-point AUFCs, mean
-    curves, seconds per method and the curve's removal counts."""
-    out = dict(aufc={m: [] for m in methods}, curves={}, seconds=dict.fromkeys(methods, 0.0), n_removed=None)
+    decision and label columns of a setting share one pass of shap. The columns of `local` are flipped a
+    second time with local in-painting (`LOCAL_GAMMA`, the same streams), as columns `<column>/local`.
+    Returns per-point AUFCs, mean curves, seconds per method and the curve's removal counts."""
+    cols = tuple(methods) + tuple(m + LOCAL for m in methods if m in local)
+    out = dict(aufc={m: [] for m in cols}, curves={}, seconds=dict.fromkeys(cols, 0.0), n_removed=None)
     etas = {m: method_eta(m, model) for m in methods}
     for blk, a in enumerate(range(0, len(Xe), BLOCK)):
         Xb, rs = Xe[a:a + BLOCK], block_seed(seed, blk)
@@ -118,6 +131,7 @@ def explain_points(model, Xe, X_train, methods, *, seed: int, b: dict, inpainter
             if key in done:  # the same relevance as an earlier column: the same curves
                 out["aufc"][m].append(done[key][0]); out["curves"][m] = out["curves"].get(m, 0.0) + done[key][1]
                 out["seconds"][m] += time.perf_counter() - t0
+                if m in local: _flip_local(out, m, model, Xb, done[key][2], inpainter, b, rs)
                 continue
             if m in rel: R = rel.pop(m)
             elif m in _KS_PAIRS and _KS_PAIRS[m] in methods:
@@ -132,9 +146,10 @@ def explain_points(model, Xe, X_train, methods, *, seed: int, b: dict, inpainter
             nr, curves = flipping_curve(model, Xb, R, inpainter=inpainter, n_draws=b["n_draws"], step=b["step"],
                                         random_state=rs)
             A = aufc(curves, nr, reduce=None); C = curves.sum(0)
-            done[key] = (A, C)
+            done[key] = (A, C, R)
             out["aufc"][m].append(A); out["curves"][m] = out["curves"].get(m, 0.0) + C
             out["n_removed"] = nr
+            if m in local: _flip_local(out, m, model, Xb, R, inpainter, b, rs)
     n = max(len(Xe), 1)
     out["aufc"] = {m: np.concatenate(v) if v else np.zeros(0) for m, v in out["aufc"].items()}
     out["curves"] = {m: c / n for m, c in out["curves"].items()}
@@ -198,7 +213,8 @@ def table2_task(key: str, model: str, seed: int = 0, quick: bool = False, n_expl
                test_accuracy=float((est.predict(Xte) == yte).mean()), n_train=len(Xtr), n_test=len(Xte),
                d=d, n_explained=len(Xe), points=pts, n_support=int(len(getattr(est, "support_", []))) or None,
                fit_seconds=t_fit, budget=b)
-    res.update(explain_points(est, Xe, Xtr, methods or table2_methods(model, d), seed=seed, b=b, inpainter=inp))
+    res.update(explain_points(est, Xe, Xtr, methods or table2_methods(model, d), seed=seed, b=b, inpainter=inp,
+                              local=RANKED[model] if methods is None else ()))
     res["cpu_seconds"] = time.process_time() - c0
     return res
 
@@ -234,6 +250,15 @@ def sweep_task(model: str, value: float, key: str = "diabetes", quick: bool = Fa
         grid, methods = {"n_neighbors": (int(value),)}, ("lrp", "occlusion")
     r = table2_task(key, model, quick=quick, seed=seed, methods=methods, grid=grid, n_explain=None if quick else 100)
     r["value"] = value
+    return r
+
+
+def paper_gamma_task(key: str, gamma: float, seed: int = 0, quick: bool = False) -> dict:
+    """The SVM row of `key` at the γ Table 2 prints for it (C by 5-fold CV over the authors' grid at that γ),
+    every Table-2 column on the same points of split `seed` as Table 2's own row: the verdict read with the
+    paper's γ where the cross-validation chose another."""
+    r = table2_task(key, "svm", seed=seed, quick=quick, grid={"gamma": (float(gamma),), "C": SVM_CS})
+    r["paper_gamma"] = float(gamma)
     return r
 
 
@@ -294,7 +319,7 @@ def _task(kind: str, **kw):
     "Run one task of `reproduce` (one function, so that every task shares the two workers)."
     from xai_geometry.experiments.part_b_wine import wine_use_case, wine_refit_task
     from xai_geometry.experiments.part_b_dipoles import dipole_use_case, dipole_attempts
-    funcs = dict(model=model_task, table2=table2_task, knn_k=knn_k_task, kernel_shap_variants=kernel_shap_variants_task, sweep=sweep_task,
+    funcs = dict(model=model_task, table2=table2_task, paper_gamma=paper_gamma_task, knn_k=knn_k_task, kernel_shap_variants=kernel_shap_variants_task, sweep=sweep_task,
                  synthetic=synthetic_task, runtime=runtime_task, wine=wine_use_case, wine_refit=wine_refit_task, dipoles=dipole_use_case, dipole_attempts=dipole_attempts)
     return funcs[kind](**kw)
 
@@ -374,7 +399,10 @@ def reproduce(out_dir,  # directory that receives the part_b_* tables and figure
               for k in keys for m in ("svm", "knn") for s in (_seeds(k)[:1] if quick else _seeds(k))]
         # the image cell groups first: the longest tasks, so that the two workers finish together
         T2.sort(key=lambda t: (t["key"] not in IMAGE_SETS, t["seed"]))
-        tasks = [t for t in T2 + DI + DA + KS + WI + WR + SW + SY + RT if kinds is None or t["kind"] in kinds]
+        # the SVM rows at the γ the paper prints, where the cross-validation chose another (split 0)
+        PG = [dict(kind="paper_gamma", key=k, gamma=g, **q) for k, g in PAPER_SVM_GAMMA.items()
+              if k in keys and not np.isclose(params[(k, "svm")]["gamma"], g)]
+        tasks = [t for t in T2 + PG + DI + DA + KS + WI + WR + SW + SY + RT if kinds is None or t["kind"] in kinds]
         res = run_tasks(_task, tasks, cache_dir=cache, n_jobs=n_jobs, desc="part B", version=TASK_VERSION,
                         progress=progress)
     by_kind = {}
@@ -419,6 +447,8 @@ def write_part_b(out_dir, sel: list[dict], by_kind: dict, keys, quick: bool = Fa
         save(table2_summary(T), "part_b_table2_summary{sfx}.csv")
         fig(plot_figure3(T), "part_b_fig3_ablation{sfx}.png")
         fig(plot_paired(D[D.method.isin(CLAIM_BASELINES + ("shapley_sampling", "shapley_mean"))]), "part_b_table2_paired{sfx}.png")
+    pg = by_kind.get("paper_gamma")  # the SVM rows at the paper's γ
+    if pg: save(table2_frame(pg), "part_b_paper_gamma{sfx}.csv"); save(table2_points(pg), "part_b_paper_gamma_points{sfx}.csv.gz")
     # k / η sweep of LRP-KNN, KernelSHAP settings
     if by_kind.get("knn_k"):  # tabular data sets only
         PK = table2_points(by_kind["knn_k"])
@@ -474,6 +504,11 @@ def write_part_b(out_dir, sel: list[dict], by_kind: dict, keys, quick: bool = Fa
         A = dipole_attempts_table(by_kind["dipole_attempts"])
         save(A, "part_b_use_case_dipoles_attempts{sfx}.csv")
         fig(plot_dipole_attempts(A), "part_b_use_case_dipoles_attempts{sfx}.png")
+    if not quick:  # every claim read from the tables now in out_dir (`part_b_claims`)
+        from xai_geometry.experiments.part_b_claims import part_b_claims
+        try: claims = part_b_claims(out)
+        except FileNotFoundError as e: warnings.warn(f"part_b_claims.csv is not written: {e}")
+        else: save(claims, "part_b_claims.csv")
     return written
 
 

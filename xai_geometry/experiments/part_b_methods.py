@@ -16,9 +16,9 @@ from ..neuralized.svm import NeuralizedSVM
 
 # %% auto #0
 __all__ = ['KERNEL_SHAP_VARIANTS', 'KERNEL_SHAP_AXIS', 'LIME_AXIS', 'AXIS_WORDS', 'ETA_SCHEDULES', 'SVM_METHODS', 'KNN_METHODS',
-           'EXTRA_METHODS', 'KNN_ETAS', 'EXPENSIVE', 'AXIS_METHODS', 'KNN_SWEEP_METHODS', 'COMPUTED_BY',
-           'METHOD_LABELS', 'METHOD_COLOURS', 'shapley_mean_reference', 'eta_caption', 'eta_public_code', 'lrp',
-           'gradient_x_input_g', 'column_row', 'column_label', 'column_colour', 'method_eta', 'relevance']
+           'EXTRA_METHODS', 'KNN_ETAS', 'EXPENSIVE', 'LOCAL_GAMMA', 'LOCAL', 'AXIS_METHODS', 'KNN_SWEEP_METHODS',
+           'COMPUTED_BY', 'METHOD_LABELS', 'METHOD_COLOURS', 'shapley_mean_reference', 'eta_caption', 'eta_public_code',
+           'lrp', 'gradient_x_input_g', 'column_row', 'column_label', 'column_colour', 'method_eta', 'relevance']
 
 # %% ../../nbs/27e_part_b_methods.ipynb #938b8062
 #: KernelSHAP settings compared on one task by `kernel_shap_variants_task` (the first is Table 2's)
@@ -96,6 +96,10 @@ EXTRA_METHODS = ("shapley_mean", "gradient_x_input_g")
 #: η values of the LRP-KNN sweep (η = 0.8 is Table 1's, the column "lrp")
 KNN_ETAS = (0.0, 0.2, 0.4, 0.6, 1.0)
 EXPENSIVE = ("shapley_sampling", "kernel_shap", "lime")
+#: local in-painting (the authors' `adjustment_gamma` of their last committed flipping run): Table 2's columns
+#: flipped again with `flipping_curve(..., local_gamma=LOCAL_GAMMA)`, named `<column>/local`
+LOCAL_GAMMA = 1.0
+LOCAL = "/local"
 #: the baselines' settings as columns (`KERNEL_SHAP_AXIS`, `LIME_AXIS`)
 AXIS_METHODS = tuple(f"kernel_shap:{v}" for v in KERNEL_SHAP_AXIS) + tuple(f"lime:{v}" for v in LIME_AXIS)
 #: the columns of the k sweep of LRP-KNN (`knn_k_task`): LRP at η = 0.8 (Table 1), 0 and 1, and the paper's k-NN baselines
@@ -110,6 +114,7 @@ COMPUTED_BY = {"kernel_shap": "shap_kernel", "lime": "lime_tabular", "shapley_me
 
 def column_row(method: str) -> str:
     "The registry row that computes the column `method` (its setting, `:<name>`, `@<schedule>` or `=<η>`, stripped)."
+    method = method.removesuffix(LOCAL)
     base = "lrp" if method.startswith(("lrp@", "lrp_eta=")) else method.split(":", 1)[0]
     return COMPUTED_BY.get(base, base)
 
@@ -130,6 +135,7 @@ def _method_labels() -> dict:
     L = explainers.labels()
     out = {m: L[m] for m in dict.fromkeys(SVM_METHODS + KNN_METHODS)}
     out.update({c: L[row] + suffix for c, (row, suffix) in _COLUMN_SUFFIXES.items()})
+    out.update({m + LOCAL: out[m] + ", local in-painting" for m in dict.fromkeys(SVM_METHODS + KNN_METHODS)})
     return out
 
 
@@ -147,6 +153,7 @@ def column_label(method: str) -> str:
 
 def column_colour(method: str, default: str = "k") -> str:
     "The colour of a column: `METHOD_COLOURS`, else the registry's colour of a registered name, else `default`."
+    method = method.removesuffix(LOCAL)
     return METHOD_COLOURS.get(method) or explainers.colours().get(method, default)
 
 # %% ../../nbs/27e_part_b_methods.ipynb #7c799805

@@ -10,7 +10,7 @@ import pandas as pd
 from scipy import stats
 
 from .part_b_data import PAPER_SETS
-from .part_b_methods import KNN_ETAS, KNN_METHODS, METHOD_LABELS, SVM_METHODS
+from .part_b_methods import KNN_ETAS, KNN_METHODS, LOCAL, METHOD_LABELS, SVM_METHODS
 
 # %% auto #0
 __all__ = ['PAPER_SVM_GAMMA', 'PAPER_TABLE2_TEXT', 'PAPER_CLAIMS', 'PAPER_LRP_SVM', 'PAPER_DIABETES_SVM_ROW',
@@ -264,6 +264,8 @@ BASELINE_SETTINGS = {
     METHOD_LABELS["lime:n100"]: {"lime": "lime:n100"},
     f"{METHOD_LABELS['kernel_shap:n100_label']} + {METHOD_LABELS['lime:n100']}": {"kernel_shap": "kernel_shap:n100_label",
                                                                                   "lime": "lime:n100"},
+    # every column of the model, LRP's too, flipped with the authors' local in-painting (adjustment_gamma = 1)
+    "local in-painting (every column)": {m: m + LOCAL for m in dict.fromkeys(SVM_METHODS + KNN_METHODS)},
 }
 
 
@@ -282,10 +284,11 @@ def baseline_settings(P: pd.DataFrame, sets=PAPER_SETS, *, alpha: float = 0.05) 
     and LIME columns, over the data sets `sets`: one row per (setting, model, split) with `verdict_counts`
     of `verdict_table` (both rules) and the paper's own statements counted as worded (`claim_counts`:
     `paper_raw` by mean, `paper_significant` by the paired tests; for the SVM "first or second", for the k-NN
-    "better than occlusion, LIME and KernelSHAP")."""
+    "better than occlusion, LIME and KernelSHAP"). A setting none of whose columns `P` holds is left out."""
     Q = P[P.dataset.isin(sets)]
     parts = []
     for name, rep in BASELINE_SETTINGS.items():
+        if rep and not any(c in Q.columns for c in rep.values()): continue
         R = _replaced(Q, rep)
         parts.append(verdict_counts(verdict_table(R, alpha=alpha)).merge(_paper_statements(R, alpha), on=["model", "split"], how="left")
                      .assign(setting=name))

@@ -120,10 +120,13 @@ class ConditionalKDEInpainter(BaseEstimator):
     def _check_fitted(self):
         check_is_fitted(self, "scale_")     # NotFittedError (a ValueError) naming the class
 
-    def sample_batch(self, X, kept_mask, n_draws: int = 50, random_state=None) -> np.ndarray:
+    def sample_batch(self, X, kept_mask, n_draws: int = 50, random_state=None, *, local_gamma: float = 0.0) -> np.ndarray:
         """Draws (n, n_draws, d): kept features (kept_mask True) equal X, the others come from the conditional KDE.
 
-        X (n, d) points; kept_mask (n, d) or (d,) booleans; one numpy Generator stream for all."""
+        X (n, d) points; kept_mask (n, d) or (d,) booleans; one numpy Generator stream for all.
+        `local_gamma` > 0: local in-painting, the authors' `adjustment_gamma` (their `kde.py`): each training
+        row u's weight is also multiplied by exp(-local_gamma |x - u|^2) over all features of the
+        original point x, so that removed features are drawn from rows near x itself."""
         self._check_fitted()
         X = check_points(self, X)
         M = np.asarray(kept_mask)
@@ -134,6 +137,8 @@ class ConditionalKDEInpainter(BaseEstimator):
             raise ValueError(f"kept_mask has shape {M.shape}, expected {X.shape} or ({X.shape[1]},)")
         if not isinstance(n_draws, (int, np.integer)) or n_draws < 1:
             raise ValueError(f"n_draws must be a positive integer, got {n_draws!r}")
+        if not (isinstance(local_gamma, Real) and np.isfinite(local_gamma) and local_gamma >= 0):
+            raise ValueError(f"local_gamma must be a finite number >= 0, got {local_gamma!r}")
         rng = random_state if isinstance(random_state, np.random.Generator) else np.random.default_rng(random_state)
         U, s = self.X_train_, self.scale_
         n, d = X.shape
@@ -147,6 +152,8 @@ class ConditionalKDEInpainter(BaseEstimator):
             # masked squared distances |x_K - u_K|^2, (c, m)
             D = np.maximum((k * x * x).sum(1)[:, None] - 2 * (k * x) @ U.T + k @ (U * U).T, 0.0)
             logw = -s * D
+            if local_gamma:  # the authors' local adjustment: |x - u|^2 over all features
+                logw = logw - local_gamma * _sq_dists(x, U)
             w = np.exp(logw - logw.max(1, keepdims=True))
             cdf = np.cumsum(w, 1)
             cdf /= cdf[:, -1:]
@@ -189,6 +196,19 @@ def _as_output(model, X):
     return em.output, check_points(em.model, X)
 
 
+def _tie_free_order(V: np.ndarray, rtol: float, rng: np.random.Generator) -> np.ndarray:
+    """Per row of V (n, d), the feature indices by decreasing V, tied values (consecutive sorted values at most
+    rtol * max |V_i| apart, chained) in a uniformly random order drawn from `rng` (one draw of (n, d) uniforms)."""
+    order = np.argsort(-V, axis=1, kind="stable")
+    if V.shape[1] < 2: return order
+    Vs = np.take_along_axis(V, order, axis=1)
+    tol = rtol * np.abs(V).max(1, keepdims=True)
+    group = np.cumsum(np.c_[np.zeros((len(V), 1), int), (Vs[:, :-1] - Vs[:, 1:]) > tol], axis=1)  # group id along the sorted row
+    u = np.take_along_axis(rng.random(V.shape), order, axis=1)  # one uniform per feature, in sorted position
+    within = np.lexsort((u, group), axis=1)  # by group, then by the features' uniforms inside it
+    return np.take_along_axis(order, within, axis=1)
+
+
 @keyword_only
 def flipping_curve(model,  # fitted binary classifier (see attribution.explained_model), an object with decision_function, or a callable f: (m, d) -> (m,)
                    X,  # (n, d) explained points
@@ -200,13 +220,22 @@ def flipping_curve(model,  # fitted binary classifier (see attribution.explained
                    step: int | None = None,  # removals between recorded points (default `flipping_step(d)`)
                    output: str = "label",  # "label": s * predicted class (+-1); "decision": s * f
                    random_state=0,
+                   tie_rtol: float = 1e-9,  # relevances within tie_rtol * max_j |R_ij| of each other are tied (flipped in random order)
+                   local_gamma: float = 0.0,  # local in-painting (the authors' adjustment_gamma; 0 = the global conditional KDE)
                    X_train=None,  # deprecated: background=
                    ) -> tuple[np.ndarray, np.ndarray]:
     """Feature-flipping curves with conditional KDE in-painting (Bley et al. §6.1, the protocol of the authors' code).
 
     Returns `n_removed` (k,) = 0, step, 2 step, ..., d and `curves` (n, k): the mean over
     `n_draws` in-painted inputs of sign(f(x)) * prediction after removing the first r features
-    of the order of decreasing sign(f(x)) * relevance."""
+    of the order of decreasing sign(f(x)) * relevance.
+
+    Ties are removed in no privileged order: sorted by decreasing relevance, two neighbours whose
+    values differ by at most `tie_rtol` times the point's largest |relevance| belong to one group
+    (chained: a run of such steps is one group; an all-zero relevance is one group), and the features
+    of a group are removed in a uniformly random order, one order per point, used for all its draws
+    and steps. The orders come from a stream spawned from `random_state`, apart from the in-painting
+    draws, so that a point without ties has the curve that a stable sort by column index gives."""
     if X_train is not None:
         warn_deprecated("flipping_curve(..., X_train=)", "flipping_curve(..., background=) (the rows the in-painter is fitted to)")
         if background is None: background = X_train
@@ -220,7 +249,10 @@ def flipping_curve(model,  # fitted binary classifier (see attribution.explained
     if R.shape[0] != n:
         raise ValueError(f"relevance has {R.shape[0]} rows but X has {n}")
     check_params("flipping_curve", {"output": [_OUTPUTS], "n_draws": [Interval(Integral, 1, None, closed="left")],
-                                    "step": [Interval(Integral, 1, None, closed="left"), None]}, {"output": output, "n_draws": n_draws, "step": step})
+                                    "step": [Interval(Integral, 1, None, closed="left"), None], "tie_rtol": [Interval(Real, 0, None, closed="left")],
+                                    "local_gamma": [Interval(Real, 0, None, closed="left")]},
+                 {"output": output, "n_draws": n_draws, "step": step, "tie_rtol": tie_rtol, "local_gamma": local_gamma})
+    if not np.isfinite(tie_rtol): raise ValueError(f"tie_rtol must be finite, got {tie_rtol!r}")
     step = flipping_step(d) if step is None else step
     if inpainter is None:
         if background is None:
@@ -231,10 +263,11 @@ def flipping_curve(model,  # fitted binary classifier (see attribution.explained
     if inpainter.n_features_in_ != d:
         raise ValueError(f"the inpainter was fitted on {inpainter.n_features_in_} features, X has {d}")
     rng = np.random.default_rng(random_state)
+    tie_rng = rng.spawn(1)[0]  # a child stream: the in-painting draws of rng stay as they are
 
     f0 = f(X)
     sign = np.where(f0 > 0, 1.0, -1.0)
-    order = np.argsort(-sign[:, None] * R, axis=1, kind="stable")  # most relevant for the predicted class first
+    order = _tie_free_order(sign[:, None] * R, tie_rtol, tie_rng)  # most relevant for the predicted class first
     rank = np.argsort(order, axis=1)  # rank[i, j] = position of feature j in point i's order
     n_removed = np.unique(np.r_[np.arange(0, d, step), d])
     transform = (lambda v: np.where(v > 0, 1.0, -1.0)) if output == "label" else (lambda v: v)
@@ -243,7 +276,7 @@ def flipping_curve(model,  # fitted binary classifier (see attribution.explained
         if r == 0:
             curves[:, t] = sign * transform(f0)
             continue
-        draws = inpainter.sample_batch(X, rank >= r, n_draws, rng)  # (n, n_draws, d)
+        draws = inpainter.sample_batch(X, rank >= r, n_draws, rng, local_gamma=local_gamma)  # (n, n_draws, d)
         out = transform(f(draws.reshape(-1, d))).reshape(n, n_draws)
         curves[:, t] = (sign[:, None] * out).mean(1)
     return n_removed, curves
