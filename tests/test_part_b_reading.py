@@ -152,3 +152,26 @@ def test_the_public_code_eta_column(committed):
     same = np.array([E.eta_caption(gam[(d, s)]) == E.eta_public_code(gam[(d, s)]) for d, s in zip(S.dataset, S.seed)])
     assert same.any()
     np.testing.assert_array_equal(S["lrp@code"].to_numpy()[same], S["lrp"].to_numpy()[same])
+
+
+def test_the_committed_claims_list():
+    """figures/part_b_claims.csv is `part_b_claims` of the committed tables: at least 20 claims, each with one of the
+    rule's three statuses, its section, evidence and the tables it reads, all of which are committed."""
+    from xai_geometry.experiments.part_b_claims import CLAIMS, STATUSES, part_b_claims
+    rec = pd.read_csv(FIGURES / "part_b_claims.csv")
+    new = part_b_claims(FIGURES)
+    pd.testing.assert_frame_equal(rec.fillna(""), new.fillna(""))
+    assert len(rec) >= 20 and rec.key.is_unique and set(rec.status) <= set(STATUSES)
+    assert (rec.evidence.str.len() > 20).all() and rec.section.str.len().gt(0).all()
+    for c in CLAIMS.values():
+        assert all((FIGURES / t).is_file() for t in c.tables), c.key
+    assert set(rec.source) == {"paper", "package"}
+
+
+def test_a_claim_reads_only_what_is_there(tmp_path):
+    "A claim whose table is missing names it; the registry refuses a second claim under one key."
+    from xai_geometry.experiments.part_b_claims import CLAIMS, Tables, claim
+    with pytest.raises(FileNotFoundError, match="part_b_runtime.csv"):
+        CLAIMS["runtime_knn_30s"].read(Tables(tmp_path))
+    with pytest.raises(ValueError, match="registered twice"):
+        claim("fig4_informative", "§6.4", "again", ("x.csv",))(lambda t: None)
