@@ -12,6 +12,9 @@ A flag that is off because its tool is missing is named, with the reason, in a w
 item (pytest's warnings summary), so that an absent reference is visible, never silent; the rest of the
 notebook still runs.
 
+The tutorials and the notebooks with widgets are not run here: tests/test_kernel_notebooks.py runs them in a real
+Jupyter kernel, as a student runs them (`kernel_client.kernel_notebooks` names them), so that none runs twice.
+
 The notebooks run in a copy of the checkout (settings.ini, .gitignore, README.md, nbs/, figures/) in a temporary folder, so
 that the figures and tables they write never touch tracked files: `git status` stays clean after
 `pytest`. They read the committed results from the copy of figures/.
@@ -26,11 +29,13 @@ from pathlib import Path
 
 import pytest
 
+from kernel_client import kernel_notebooks
+
 ROOT = Path(__file__).resolve().parent.parent
-NOTEBOOKS = sorted(p for p in (ROOT / "nbs").glob("*.ipynb") if not p.name.startswith("_"))
-
-
-def _ids(p): return p.stem
+IN_A_KERNEL = set(kernel_notebooks(ROOT / "nbs"))
+_KERNEL = pytest.mark.skip(reason="runs in a real Jupyter kernel in tests/test_kernel_notebooks.py")
+NOTEBOOKS = [pytest.param(p, marks=_KERNEL) if p in IN_A_KERNEL else p
+             for p in sorted(p for p in (ROOT / "nbs").glob("*.ipynb") if not p.name.startswith("_"))]
 
 
 def _tool_flags() -> dict:
@@ -68,7 +73,7 @@ def checkout_copy(tmp_path_factory):
     return dst
 
 
-@pytest.mark.parametrize("nb", NOTEBOOKS, ids=_ids)
+@pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.stem)
 def test_notebook(nb, request, checkout_copy, monkeypatch):
     only = request.config.getoption("--nb")
     if only and only not in nb.name: pytest.skip(f"--nb {only!r} given")
