@@ -15,7 +15,9 @@ it captures with a `comm_msg` that it sends on that same shell socket through a 
 commands, which consumes the edge-triggered readiness of the socket's file descriptor, the only thing the asyncio
 poll listens to, and pyzmq's asyncio wrapper is not told. If the `execute_reply` arrives just before such a send,
 the poll never wakes: the reply sits in the socket until the timeout fires, then `poll(0)` finds it, and the cell
-"finishes" after exactly `timeout` seconds. Measured (plain nbclient 0.11, pyzmq 27, two cores under load):
+"finishes" after exactly `timeout` seconds (the symptom of jupyter/nbclient#312 and jupyter/nbconvert#2029, both
+open). The subclass relies on nbclient's private waiting methods, as of nbclient 0.10 and 0.11 (the dev extra pins
+`nbclient<0.12`). Measured (plain nbclient 0.11, pyzmq 27, two cores under load):
 tutorial C run two at a time stalled at its slider cell in 4 of 74 runs (60 s each, the timeout given); a made-up
 notebook of 300 cells that print into an Output widget stalled in 28 of 1,800 cells, none when the widget's sends
 are switched off.
