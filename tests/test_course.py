@@ -3,7 +3,7 @@ unanswered in a real Jupyter kernel and fails only at its graded checks, each wi
 message is the hint; every teacher notebook runs answered without an error; the slides build (offline: nothing is
 fetched, the HTML only names where reveal.js is loaded from).
 
-The eight notebooks run two at a time (a thread pool of kernels), once for the whole module.
+The eight notebooks run two at a time (a thread pool of kernels, tests/kernel_client.py), once for the whole module.
 """
 import json
 import re
@@ -18,7 +18,8 @@ from xai_geometry.course import BEGIN, END, GRADED_UNITS, STUB, TUTORIALS, UNITS
 
 ROOT = Path(__file__).resolve().parent.parent
 nbformat = pytest.importorskip("nbformat", reason="nbformat (the dev extra) reads the notebooks")
-nbclient = pytest.importorskip("nbclient", reason="nbclient (the dev extra) runs the notebooks in a kernel")
+pytest.importorskip("nbclient", reason="nbclient (the dev extra) runs the notebooks in a kernel")
+from kernel_client import errors, run_notebook   # noqa: E402
 CELL_TIMEOUT = 300  # seconds per cell: a bound against a hung kernel, not a measurement
 
 
@@ -32,16 +33,12 @@ def course(tmp_path_factory):
 
 
 def _run(path: Path):
-    "Execute a notebook in a fresh kernel, in its own folder, errors recorded in the outputs rather than raised."
-    nb = nbformat.read(path, as_version=4)
-    nbclient.NotebookClient(nb, timeout=CELL_TIMEOUT, allow_errors=True, kernel_name="python3",
-                            resources={"metadata": {"path": str(path.parent)}}).execute()
-    return nb
+    """Execute a notebook in a fresh kernel, in its own folder, errors recorded in the outputs rather than raised
+    (tests/kernel_client.py: the client the tutorials run in, without nbclient's stall)."""
+    return run_notebook(path, timeout=CELL_TIMEOUT, allow_errors=True)
 
 
-def _errors(nb):
-    return [(i, o) for i, c in enumerate(nb.cells) if c.cell_type == "code"
-            for o in c.get("outputs", []) if o.get("output_type") == "error"]
+_errors = errors
 
 
 def test_the_course_has_four_units_and_fifteen_graded_exercises(course):

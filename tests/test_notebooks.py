@@ -12,6 +12,12 @@ A flag that is off because its tool is missing is named, with the reason, in a w
 item (pytest's warnings summary), so that an absent reference is visible, never silent; the rest of the
 notebook still runs.
 
+The tutorials and the notebooks with widgets are not run here: tests/test_kernel_notebooks.py runs them in a real
+Jupyter kernel, as a student runs them (`kernel_client.kernel_notebooks` names them), so that none runs twice.
+
+The notebooks of `HEAVY_NOTEBOOKS` run only with `pytest --heavy` (continuous integration's heavy step runs them): each
+takes 12 to 30 s of one core, and together they would take the default run past five minutes on two cores.
+
 The notebooks run in a copy of the checkout (settings.ini, .gitignore, README.md, nbs/, figures/) in a temporary folder, so
 that the figures and tables they write never touch tracked files: `git status` stays clean after
 `pytest`. They read the committed results from the copy of figures/.
@@ -26,11 +32,30 @@ from pathlib import Path
 
 import pytest
 
+from kernel_client import kernel_notebooks
+
 ROOT = Path(__file__).resolve().parent.parent
-NOTEBOOKS = sorted(p for p in (ROOT / "nbs").glob("*.ipynb") if not p.name.startswith("_"))
+IN_A_KERNEL = set(kernel_notebooks(ROOT / "nbs"))
+_KERNEL = pytest.mark.skip(reason="runs in a real Jupyter kernel in tests/test_kernel_notebooks.py")
+#: the slowest notebooks, run with --heavy only: stem -> what takes the time (one run in a kernel, 2 cores, 2026-12-02)
+HEAVY_NOTEBOOKS = {
+    "12_shapley": "1,000 random models through each law and through the enumeration of coalitions, and Khiops' "
+                  "own runs on two data sets (28 s)",
+    "13_geometry": "Shapley's formula enumerated over all coalitions, and Δ1 between all pairs of rows (24 s)",
+    "31_structure": "the invariance of the tree under monotone transforms on the twelve experiment data sets (19 s)",
+    "40_shapley_knn_relevance": "the ℓ1 k-NN in Shapley space fitted on adult (13 s)",
+    "42_scale": "the supervised k-NN and its explanations on 10,000 to 10⁶ rows (12 to 26 s)",
+    "44_on_a_cluster": "a local Dask cluster started, and a quick reproduction run on it (20 s)",
+}
 
 
-def _ids(p): return p.stem
+def _param(p: Path):
+    if p in IN_A_KERNEL: return pytest.param(p, marks=_KERNEL)
+    if p.stem in HEAVY_NOTEBOOKS: return pytest.param(p, marks=pytest.mark.heavy)
+    return p
+
+
+NOTEBOOKS = [_param(p) for p in sorted(p for p in (ROOT / "nbs").glob("*.ipynb") if not p.name.startswith("_"))]
 
 
 def _tool_flags() -> dict:
@@ -68,7 +93,7 @@ def checkout_copy(tmp_path_factory):
     return dst
 
 
-@pytest.mark.parametrize("nb", NOTEBOOKS, ids=_ids)
+@pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.stem)
 def test_notebook(nb, request, checkout_copy, monkeypatch):
     only = request.config.getoption("--nb")
     if only and only not in nb.name: pytest.skip(f"--nb {only!r} given")
