@@ -32,7 +32,7 @@ from pathlib import Path
 
 import pytest
 
-from kernel_client import kernel_notebooks
+from kernel_client import directives, kernel_notebooks
 
 ROOT = Path(__file__).resolve().parent.parent
 IN_A_KERNEL = set(kernel_notebooks(ROOT / "nbs"))
@@ -71,15 +71,10 @@ def _tool_flags() -> dict:
 
 
 def _flags_in(nb: Path) -> set:
-    "The test flags used by the cells of a notebook."
-    out = set()
-    for c in json.loads(nb.read_text(encoding="utf-8"))["cells"]:
-        if c["cell_type"] != "code": continue
-        src = "".join(c["source"]) if isinstance(c["source"], list) else c["source"]
-        for line in src.splitlines():
-            if not line.startswith("#|"): break
-            out.add(line[2:].strip().split(":")[0].split()[0] if line[2:].strip() else "")
-    return out
+    "The test flags used by the cells of a notebook (their `#|` directives, read as `kernel_client.directives` reads them)."
+    cells = json.loads(nb.read_text(encoding="utf-8"))["cells"]
+    return {name for c in cells if c["cell_type"] == "code"
+            for name in directives("".join(c["source"]) if isinstance(c["source"], list) else c["source"])}
 
 
 @pytest.fixture(scope="session")
