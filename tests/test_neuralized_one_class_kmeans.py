@@ -134,3 +134,17 @@ def test_kmeans_bad_input(data):
     with pytest.raises(ValueError, match="single cluster"): NeuralizedKMeans(KMeans(1, n_init=1).fit(X))
     with pytest.raises(ValueError, match="beta"): NeuralizedKMeans(KMeans(2, n_init=1).fit(X), beta=-1.0)
     with pytest.raises(ValueError, match="X"): NeuralizedKMeans(KMeans(2, n_init=1).fit(X)).relevance(X[:, :2])
+
+
+def test_far_rows_still_add_up(data):
+    "Rows far from the training data (squared distances ~1e8 against logits ~1): the explanations still add up."
+    X, _ = data
+    rng = np.random.default_rng(1)
+    far = rng.normal(size=(5, 4)) * 1e4
+    km = NeuralizedKMeans(KMeans(n_clusters=3, n_init=2, random_state=0).fit(X))
+    e = km.explain(far)
+    np.testing.assert_allclose(e.total, km.output(far), rtol=1e-9)
+    oc = NeuralizedOneClassSVM(OneClassSVM(gamma=1e-9).fit(X))
+    e = oc.explain(far)
+    np.testing.assert_allclose(e.total, oc.output(far), rtol=1e-9)
+    assert (e.values >= 0).all()
