@@ -12,7 +12,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..explanation import Explanation
 from ..validation import check_params, check_points
-from .lrp import NETWORK_OPTIONS, Float
+from .lrp import LRPTerms, NETWORK_OPTIONS, Float
+from .one_class import conserved_explanation
 from .svm import check_finite_result, dense, feature_names_from
 
 # %% auto #0
@@ -113,8 +114,13 @@ class NeuralizedKMeans:
         "The row's cluster argmin_k ‖x − μ_k‖² (n,), as the model's `predict`."
         return self._run(X)[3]
 
-    def relevance(self, X, *, beta: float | None = None,  # stiffness β > 0 (default: the network's `beta_`)
-                 ) -> np.ndarray:
+    def explain_terms(self, X, *, beta: float | None = None,  # stiffness β > 0 (default: the network's `beta_`)
+                     ) -> LRPTerms:
+        "Relevance R (n, d) with its conservation law, as part B's networks give it: R.sum(1) + root + gap = f, root = gap = 0."
+        _, R, f, _ = self._run(X, beta)
+        return LRPTerms(R, f, np.zeros(len(f)), np.zeros(len(f)))
+
+    def relevance(self, X, *, beta: float | None = None) -> np.ndarray:
         "NEON relevance R (n, d) of the own cluster's logit: Σ_d R_d = f (`neon_relevance`)."
         return self._run(X, beta)[1]
 
@@ -122,12 +128,7 @@ class NeuralizedKMeans:
         "The relevance as an `Explanation`: values (n, d), base 0, values summed = the own cluster's logit f(x)."
         Xv, R, f, c = self._run(X, beta); beta = self._beta(beta)
         Dc = ((Xv - self.cluster_centers_[c]) ** 2).sum(1)       # Σ_k |terms| ≤ 2‖x − μ_c‖² + f: the rounding scale
-        if not np.all(np.abs(R.sum(1) - f) <= 1e-9 * (f + 2 * Dc) + 1e-300):
-            raise AssertionError("conservation: the relevance does not add up to f(x)")
-        names = [str(s) for s in getattr(self, "feature_names_in_", [f"x{j}" for j in range(Xv.shape[1])])]
-        data = pd.DataFrame(Xv, columns=names, index=X.index if isinstance(X, pd.DataFrame) else None)
-        return Explanation(values=R, base_values=0.0, data=data, feature_names=names,
-                           output="logit f_c(x) = min_{k≠c} ‖x − μ_k‖² − ‖x − μ_c‖² of each row's own cluster c",
-                           method=f"NEON: LRP with min-take-most pooling (β = {beta:.3g}) and midpoint roots",
-                           info={"network": type(self).__name__, "output": "cluster_logit", "beta": beta,
-                                 "clusters": c})
+        return conserved_explanation(self, X, Xv, R, f, scale=f + 2 * Dc,
+            output="logit f_c(x) = min_{k≠c} ‖x − μ_k‖² − ‖x − μ_c‖² of each row's own cluster c",
+            method=f"NEON: LRP with min-take-most pooling (β = {beta:.3g}) and midpoint roots",
+            info={"output": "cluster_logit", "beta": beta, "clusters": c})

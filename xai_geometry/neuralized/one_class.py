@@ -13,13 +13,27 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..explanation import Explanation
 from ..validation import check_params, check_points
-from .lrp import NETWORK_OPTIONS, Float, blas_threads
+from .lrp import LRPTerms, NETWORK_OPTIONS, Float, blas_threads
 from .svm import check_rbf_model, check_finite_result, dense, feature_names_from
 
 # %% auto #0
-__all__ = ['one_class_relevance', 'NeuralizedOneClassSVM']
+__all__ = ['read_one_class_svm', 'one_class_relevance', 'NeuralizedOneClassSVM', 'conserved_explanation']
 
 # %% ../../nbs/23a_one_class_svm.ipynb #c04b836c
+def read_one_class_svm(model,  # fitted sklearn.svm.OneClassSVM with kernel="rbf"
+                      ) -> tuple[np.ndarray, np.ndarray, float, float]:
+    "Support vectors U (m, d), their weights α (m,) > 0, γ and ρ of a fitted Gaussian `OneClassSVM`, refused otherwise."
+    from sklearn.svm import OneClassSVM
+    if isinstance(model, OneClassSVM):
+        check_is_fitted(model, msg="model is not fitted: call %(name)s.fit(X) before neuralizing it")
+    gamma = check_rbf_model(model, (OneClassSVM,), "sklearn.svm.OneClassSVM with kernel='rbf'")
+    alpha = dense(model.dual_coef_, "the model's dual coefficients").ravel()
+    if len(alpha) == 0 or np.any(alpha <= 0):
+        raise ValueError("model.dual_coef_ must hold positive weights α_i (one per support vector)")
+    U = dense(model.support_vectors_, "the model's support vectors")
+    return U, alpha, gamma, float(np.ravel(model.offset_)[0])   # decision_function = Σ α_i k(x, u_i) − ρ, ρ = offset_
+
+# %% ../../nbs/23a_one_class_svm.ipynb #29980050
 def _shares_direct(X, U, W, D):
     "Σ_i W_i (x_d − u_id)²/D_i for rows X (r, d), by direct differences (r, m, d); D_i = 0 shares W_i equally."
     diff2 = (X[:, None, :] - U[None, :, :]) ** 2
@@ -52,16 +66,13 @@ def one_class_relevance(net, X: np.ndarray, beta: float) -> tuple[np.ndarray, np
                     R[b][r] = _shares_direct(Xc[r], U, W[r], D[r])
     return R, o
 
-# %% ../../nbs/23a_one_class_svm.ipynb #29980050
+# %% ../../nbs/23a_one_class_svm.ipynb #20ae054a
 class NeuralizedOneClassSVM:
-    """A fitted Gaussian `OneClassSVM` as a distance / soft min-pooling network (Kauffmann et al. 2020, §3),
-    explained by LRP in linear time.
-
-    `output(X)` is the outlier score o(x) = −γ⁻¹ log Σ_i ᾱ_i exp(−γ‖x − u_i‖²) with ᾱ = α/Σα (≥ 0, larger = more
-    anomalous), a soft-min of the effective distances h_i = ‖x − u_i‖² − γ⁻¹ log ᾱ_i; the model's own
-    `decision_function` is Σα·exp(−γ o(x)) − ρ, a strictly decreasing function of o (`decision_function(X)` here
-    computes it from o). `relevance(X)` (n, d) adds up to o(x) exactly. Distances by `scipy.spatial.distance.cdist`,
-    the pooled sums by BLAS, in blocks of rows; the fitted model is read once and never modified."""
+    """A fitted Gaussian `OneClassSVM` as a distance / soft min-pooling network (Kauffmann et al. 2020), explained
+    by LRP in linear time: `output(X)` is the outlier score o(x) = −γ⁻¹ log Σ_i ᾱ_i exp(−γ‖x − u_i‖²), ᾱ = α/Σα (≥ 0,
+    larger = more anomalous); the model's `decision_function` = Σα·exp(−γ o) − ρ decreases strictly with o;
+    `relevance(X)` (n, d) adds up to o(x) exactly. Distances by `scipy.spatial.distance.cdist`, sums by BLAS, in
+    blocks of rows; the fitted model is read once and never modified."""
     _parameter_constraints = dict(NETWORK_OPTIONS)
     _explain_constraints = {"beta": [Float(0, None, closed="neither"), None]}
 
@@ -69,20 +80,11 @@ class NeuralizedOneClassSVM:
                  *, chunk_size: int | None = None,  # rows per block (default: ~10⁶ matrix entries)
                  blas_threads: int | None = 1,      # BLAS threads in the products (None: the BLAS default)
                 ):
-        from sklearn.svm import OneClassSVM
         check_params(self, self._parameter_constraints, {"chunk_size": chunk_size, "blas_threads": blas_threads})
-        if isinstance(model, OneClassSVM):
-            check_is_fitted(model, msg="model is not fitted: call %(name)s.fit(X) before neuralizing it")
-        self.gamma_ = check_rbf_model(model, (OneClassSVM,), "sklearn.svm.OneClassSVM with kernel='rbf'")
-        alpha = dense(model.dual_coef_, "the model's dual coefficients").ravel()
-        if len(alpha) == 0 or np.any(alpha <= 0):
-            raise ValueError("model.dual_coef_ must hold positive weights α_i (one per support vector)")
-        self.support_vectors_ = dense(model.support_vectors_, "the model's support vectors")
+        self.support_vectors_, alpha, self.gamma_, self.rho_ = read_one_class_svm(model)
         self.alpha_, self.alpha_sum_ = alpha, float(alpha.sum())
-        self.rho_ = float(np.ravel(model.offset_)[0])           # decision_function = Σα·k(x, u) − ρ
         self.log_weights_ = np.log(alpha / self.alpha_sum_)     # log ᾱ_i
-        self.centre_ = self.support_vectors_.mean(axis=0)
-        self.n_features_in_ = self.support_vectors_.shape[1]
+        self.centre_, self.n_features_in_ = self.support_vectors_.mean(axis=0), self.support_vectors_.shape[1]
         self.chunk_size, self.blas_threads = chunk_size, blas_threads
         feature_names_from(self, model)
 
@@ -96,9 +98,8 @@ class NeuralizedOneClassSVM:
         step = self.chunk_size or max(16, (1 << 20) // len(self.alpha_))
         return [slice(s, s + step) for s in range(0, n, step)]
 
-    def _beta(self, beta):
-        check_params(f"{type(self).__name__}.relevance", self._explain_constraints, {"beta": beta})
-        return self.gamma_ if beta is None else float(beta)
+    def _beta(self, beta):  # β checked (the message names it), γ by default
+        check_params(f"{type(self).__name__}.relevance", self._explain_constraints, {"beta": beta}); return self.gamma_ if beta is None else float(beta)
 
     def _block(self, Xb, beta):
         "Squared distances D (n, m), the output o (n,) and the pooling probabilities P (n, m) at stiffness β."
@@ -109,8 +110,7 @@ class NeuralizedOneClassSVM:
 
     def output(self, X) -> np.ndarray:
         "The outlier score o(x) (n,), the network's output: the soft-min at stiffness γ of the effective distances."
-        X = check_points(self, X); o = np.empty(len(X))
-        for b in self._chunks(len(X)): o[b] = self._block(X[b], self.gamma_)[1]
+        X = check_points(self, X); o = np.concatenate([self._block(X[b], self.gamma_)[1] for b in self._chunks(len(X))] or [[]])
         check_finite_result(self, X, o)
         return o
 
@@ -118,35 +118,47 @@ class NeuralizedOneClassSVM:
         "The model's decision function from the network: Σα·exp(−γ o(x)) − ρ (n,); > 0 inlier, < 0 outlier."
         return self.alpha_sum_ * np.exp(-self.gamma_ * self.output(X)) - self.rho_
 
-    def predict(self, X) -> np.ndarray:
-        "+1 (inlier) where decision_function ≥ 0, −1 (outlier) elsewhere, as `OneClassSVM.predict`."
+    def predict(self, X) -> np.ndarray:  # +1 inlier, −1 outlier, as `OneClassSVM.predict`
         return np.where(self.decision_function(X) >= 0, 1, -1)
 
     def pooling_weights(self, X, *, beta: float | None = None) -> np.ndarray:
         "The soft-min probabilities p_i(x) = softmax_i(−β h_i) (n, m) over the support vectors (β default γ)."
-        X = check_points(self, X); beta = self._beta(beta); P = np.empty((len(X), len(self.alpha_)))
-        for b in self._chunks(len(X)): P[b] = self._block(X[b], beta)[2]
-        return P
+        X = check_points(self, X); beta = self._beta(beta)
+        return np.vstack([self._block(X[b], beta)[2] for b in self._chunks(len(X))] or [np.empty((0, len(self.alpha_)))])
 
-    def relevance(self, X, *, beta: float | None = None,  # pooling stiffness β > 0 (default γ: the network's own soft-min)
-                 ) -> np.ndarray:
-        "LRP relevance R (n, d) of the outlier score: R ≥ 0 and Σ_d R_d = o(x) (`one_class_relevance`)."
-        X = check_points(self, X); R, o = one_class_relevance(self, X, self._beta(beta))
-        check_finite_result(self, X, R, o)
-        return R
+    def _terms(self, X: np.ndarray, beta) -> LRPTerms:   # rows already checked
+        R, o = one_class_relevance(self, X, self._beta(beta)); check_finite_result(self, X, R, o)
+        return LRPTerms(R, o, np.zeros(len(X)), np.zeros(len(X)))
+
+    def explain_terms(self, X, *, beta: float | None = None,  # pooling stiffness β > 0 (default γ: the network's own soft-min)
+                     ) -> LRPTerms:
+        "Relevance R (n, d) ≥ 0 with its conservation law, as part B's networks give it: R.sum(1) + root + gap = o, root = gap = 0."
+        return self._terms(check_points(self, X), beta)
+
+    def relevance(self, X, *, beta: float | None = None) -> np.ndarray:  # R (n, d) ≥ 0, Σ_d R_d = o(x)
+        return self._terms(check_points(self, X), beta).relevance
 
     def explain(self, X, *, beta: float | None = None) -> Explanation:
         "The relevance as an `Explanation`: values (n, d), base 0, values summed = the outlier score o(x)."
-        Xv = check_points(self, X); beta = self._beta(beta)
-        R, o = one_class_relevance(self, Xv, beta)
-        check_finite_result(self, Xv, R, o)
-        if not np.all(np.abs(R.sum(1) - o) <= 1e-9 * o + 1e-300):   # the sum holds to 1e-11 relative (`one_class_relevance`)
-            raise AssertionError("conservation: the relevance does not add up to o(x)")
-        names = [str(s) for s in getattr(self, "feature_names_in_", [f"x{j}" for j in range(Xv.shape[1])])]
-        data = pd.DataFrame(Xv, columns=names, index=X.index if isinstance(X, pd.DataFrame) else None)
-        return Explanation(values=R, base_values=0.0, data=data, feature_names=names,
-                           output="outlier score o(x) = −γ⁻¹ log Σ ᾱ_i exp(−γ‖x − u_i‖²) of the OneClassSVM (> o*: outlier)",
-                           method=f"LRP of the one-class network (Kauffmann et al. 2020), β = {beta:.3g} (γ = {self.gamma_:.3g})",
-                           info={"network": type(self).__name__, "output": "outlier_score", "beta": beta,
-                                 "gamma": self.gamma_, "threshold": self.threshold_, "rho": self.rho_,
-                                 "alpha_sum": self.alpha_sum_})
+        Xv = check_points(self, X); beta = self._beta(beta); t = self._terms(Xv, beta)
+        return conserved_explanation(self, X, Xv, t.relevance, t.output,
+            output="outlier score o(x) = −γ⁻¹ log Σ ᾱ_i exp(−γ‖x − u_i‖²) of the OneClassSVM (> o*: outlier)",
+            method=f"LRP of the one-class network (Kauffmann et al. 2020), β = {beta:.3g} (γ = {self.gamma_:.3g})",
+            info={"output": "outlier_score", "beta": beta, "gamma": self.gamma_, "threshold": self.threshold_,
+                  "rho": self.rho_, "alpha_sum": self.alpha_sum_})
+
+# %% ../../nbs/23a_one_class_svm.ipynb #d70a523d
+def conserved_explanation(net,                  # the network explained (its class name and feature names are read)
+                          X, Xv: np.ndarray,    # the rows as given (a DataFrame's index is kept) and as checked (n, d)
+                          R: np.ndarray, total: np.ndarray,   # relevance (n, d) and the output it adds up to (n,)
+                          *, output: str, method: str, info: dict,
+                          scale: np.ndarray | None = None,    # (n,) the size of the terms summed (default |total|)
+                         ) -> Explanation:
+    "An `Explanation` with base 0 whose values add up to `total`, checked row by row to 1e-9 of `scale`."
+    scale = np.abs(total) if scale is None else scale
+    if not np.all(np.abs(R.sum(1) - total) <= 1e-9 * scale + 1e-300):
+        raise AssertionError(f"{type(net).__name__}: the relevance does not add up to the output (conservation)")
+    names = [str(s) for s in getattr(net, "feature_names_in_", [f"x{j}" for j in range(Xv.shape[1])])]
+    data = pd.DataFrame(Xv, columns=names, index=X.index if isinstance(X, pd.DataFrame) else None)
+    return Explanation(values=R, base_values=0.0, data=data, feature_names=names, output=output, method=method,
+                       info={"network": type(net).__name__, **info})
