@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from scipy.spatial.distance import cdist
 from scipy.special import softmax
 from sklearn.utils.validation import check_is_fitted
 
@@ -36,23 +37,24 @@ def neon_relevance(centres: np.ndarray,  # (K, d) cluster centres μ_k
                    chunk_size: int | None = None,
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """NEON relevance R (n, d), the logit f (n,) of each row's own cluster c (n,): with h_k = ‖x − μ_k‖² − ‖x − μ_c‖²
-    = w_ck·x + b_ck, f = min_{k≠c} h_k, p = softmin_k(β h_k) and (x − m_ck)_d w_ck,d = (x_d − μ_kd)² − (x_d − μ_cd)²,
-    R_d = Σ_k p_k (f/h_k) [(x_d − μ_kd)² − (x_d − μ_cd)²], so Σ_d R_d = f. Direct differences (rows, K, d) in blocks."""
-    n, d = X.shape; K = len(centres)
+    = w_ck·x + b_ck, f = min_{k≠c} h_k, p = softmin_k(β h_k), q_k = p_k f/h_k ∈ [0, 1] and the midpoint terms
+    (x − m_ck)_d w_ck,d = (μ_kd − μ_cd)(μ_kd + μ_cd − 2x_d), R_d = Σ_k q_k (μ_kd − μ_cd)(μ_kd + μ_cd − 2x_d), so
+    Σ_d R_d = f. Distances by `scipy.spatial.distance.cdist`, the sums over k as products with the centres (BLAS)."""
+    n, d = X.shape; K = len(centres); M2 = centres * centres
     R = np.empty((n, d)); f = np.empty(n); c = np.empty(n, dtype=np.intp)
-    step = chunk_size or max(1, (1 << 20) // (K * d))
+    step = chunk_size or max(1, (1 << 20) // K)
     for s in range(0, n, step):
         Xb = X[s:s + step]; r = np.arange(len(Xb))
-        E = (Xb[:, None, :] - centres[None, :, :]) ** 2          # (x_d − μ_kd)²
-        D = E.sum(-1)                                             # ‖x − μ_k‖²
+        D = cdist(Xb, centres, "sqeuclidean")                    # ‖x − μ_k‖²
         cb = D.argmin(1)
         H = D - D[r, cb][:, None]                                 # h_k, 0 at k = c
         H[r, cb] = np.inf                                         # c is not its own competitor
         fb = H.min(1)
         P = softmax(-beta * (H - fb[:, None]), axis=1)            # p_k, 0 at k = c
         with np.errstate(divide="ignore", invalid="ignore"):
-            Q = np.where(fb[:, None] > 0, P * fb[:, None] / H, 0.0)   # p_k f/h_k ∈ [0, 1]; f = 0 (a tie): R = 0
-        R[s:s + step] = np.einsum("nk,nkd->nd", Q, E) - Q.sum(1)[:, None] * E[r, cb]
+            Q = np.where(fb[:, None] > 0, P * fb[:, None] / H, 0.0)   # q_k; f = 0 (a tie): R = 0
+        q, mc = Q.sum(1)[:, None], centres[cb]
+        R[s:s + step] = (Q @ M2 - q * mc * mc) - 2 * Xb * (Q @ centres - q * mc)
         f[s:s + step], c[s:s + step] = fb, cb
     return R, f, c
 
