@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..explanation import Explanation
 from ..validation import check_params, check_points
-from .lrp import LRPTerms, NETWORK_OPTIONS, Float
+from .lrp import LRPTerms, NETWORK_OPTIONS, Float, blas_threads
 from .one_class import conserved_explanation
 from .svm import check_finite_result, dense, feature_names_from
 
@@ -64,15 +64,16 @@ class NeuralizedKMeans:
     f_c(x) = min_{k≠c} w_ck·x + b_ck with w_ck = 2(μ_c − μ_k), b_ck = ‖μ_k‖² − ‖μ_c‖², i.e. ‖x − μ_k‖² − ‖x − μ_c‖²;
     the row's own cluster c(x) = argmin_k ‖x − μ_k‖² (the model's `predict`) has f ≥ 0, its hard margin
     d²₍₂₎ − d²₍₁₎. `relevance(X)` (n, d) explains that logit by LRP (min-take-most at stiffness β, midpoint roots),
-    adding up to it exactly. Distances by direct differences in blocks of rows; the fitted model is never modified."""
-    _parameter_constraints = {"beta": [Float(0, None, closed="neither"), None], "chunk_size": NETWORK_OPTIONS["chunk_size"]}
+    adding up to it exactly. Distances by `cdist`, sums by BLAS, in blocks of rows; the fitted model is never modified."""
+    _parameter_constraints = {"beta": [Float(0, None, closed="neither"), None], **NETWORK_OPTIONS}
 
     def __init__(self, model,                       # fitted sklearn.cluster.KMeans or MiniBatchKMeans (≥ 2 clusters)
                  *, beta: float | None = None,      # stiffness β > 0 of the soft-min pooling (default `heuristic_beta_kmeans`)
                  chunk_size: int | None = None,     # rows per block (default: ~10⁶ entries)
+                 blas_threads: int | None = 1,      # BLAS threads in the products (None: the BLAS default)
                 ):
         from sklearn.cluster import KMeans, MiniBatchKMeans
-        check_params(self, self._parameter_constraints, {"beta": beta, "chunk_size": chunk_size})
+        check_params(self, self._parameter_constraints, {"beta": beta, "chunk_size": chunk_size, "blas_threads": blas_threads})
         if type(model) not in (KMeans, MiniBatchKMeans):
             raise TypeError(f"model must be a fitted sklearn.cluster.KMeans or MiniBatchKMeans, got {type(model).__name__}")
         check_is_fitted(model, msg="model is not fitted: call %(name)s.fit(X) before neuralizing it")
@@ -85,7 +86,7 @@ class NeuralizedKMeans:
         self.centre_ = self.cluster_centers_.mean(axis=0)
         self.n_features_in_ = self.cluster_centers_.shape[1]
         self.n_clusters_ = len(self.cluster_centers_)
-        self.chunk_size = chunk_size
+        self.chunk_size, self.blas_threads = chunk_size, blas_threads
         feature_names_from(self, model)
 
     def _beta(self, beta):
@@ -94,7 +95,8 @@ class NeuralizedKMeans:
 
     def _run(self, X, beta=None):
         Xv = check_points(self, X)
-        R, f, c = neon_relevance(self.cluster_centers_, Xv, self._beta(beta), self.chunk_size)
+        with blas_threads(self.blas_threads):
+            R, f, c = neon_relevance(self.cluster_centers_, Xv, self._beta(beta), self.chunk_size)
         check_finite_result(self, Xv, R, f)
         return Xv, R, f, c
 
