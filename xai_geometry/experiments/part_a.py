@@ -25,7 +25,7 @@ from ..stats import corrected_ttest, friedman_nemenyi, holm, macro_ovr_auc
 __all__ = ['DATASETS', 'QUICK_DATASETS', 'N_SPLITS', 'DISTANCES', 'K_VALUES', 'K_VALUES_ADULT', 'SICK_NUMERIC', 'PAPER_TABLE2',
            'PAPER_TABLE2_MEANS', 'PAPER_TABLE3', 'PAPER_TABLE3_MEANS', 'NAMES', 'VERSION', 'RECORD',
            'neighbourhood_metrics', 'fit_backend', 'fold_task', 'table2', 'table3', 'pairwise_tests',
-           'critical_difference', 'reproduce']
+           'critical_difference', 'reproduce', 'part_a_claims']
 
 # %% ../../nbs/19_log_odds_experiments.ipynb #03cbbcb2
 DATASETS = ("adult", "heart", "letter", "mushroom", "pendigits", "phoneme", "pima", "segmentation",
@@ -388,8 +388,177 @@ def reproduce(out_dir=None,  # where tables and figures go (default: figures/ of
     write(t2, f"part_a_table2{suffix}.csv"); write(t3, f"part_a_table3{suffix}.csv")
     write(pairwise_tests(native), f"part_a_exp_pairwise{suffix}.csv")
     paths += _figures(t2, diag[diag.reading == "native"], out, suffix)
+    if not quick and backend == "ours":  # every claim of §5.3 read from the tables now in out_dir, Khiops' too where present
+        write(part_a_claims(out), "part_a_claims.csv")
     if progress: print(f"part A §5 ({backend}): {len(tasks)} folds in {time.perf_counter() - t0:.0f} s; written to {out}")
     return paths
+
+# %% ../../nbs/19_log_odds_experiments.ipynb #acd9a1fb
+from scipy.stats import spearmanr
+
+from .claims import Reading, Tables, claim, claims_table, judge, within
+
+# %% ../../nbs/19_log_odds_experiments.ipynb #ac94f183
+def _holds_both(t, read, tables: tuple) -> "Judged":
+    "`read(suffix)` as run (our MODL) and, when its tables are there, with Khiops, the library the paper names (§5.2)."
+    run = read("")
+    if all((t.dir / n.replace(".csv", "_khiops.csv")).exists() for n in tables):
+        k = read("_khiops")
+        return judge(run, paper=Reading("Khiops, the paper's library", k.holds, k.text))
+    return judge(run)
+
+
+def _a_claim(key, section, text, tables):
+    "Register a claim of part A read both ways by `_holds_both` (its tables: ours and, where present, Khiops')."
+    return lambda read: claim("a", key, section, text, tables + tuple(n.replace(".csv", "_khiops.csv") for n in tables))(
+        lambda t: _holds_both(t, lambda sfx: read(t, sfx), tables))
+
+
+def _t2(t, sfx): t2 = t.read(f"part_a_table2{sfx}.csv"); return t2[t2.dataset != "mean"]
+
+
+def _curves(t, sfx, adult: bool = False) -> pd.DataFrame:
+    "Fig. 2(a)/3: LocAgree_k and LocDelta_k, mean over the data sets of the fold means (k of Figures 2(a) and 3); adult: Fig. 2(b)."
+    d = t.read(f"part_a_exp_diagnostics{sfx}.csv"); d = d[d.reading == "native"]
+    if adult: return d[d.dataset == "adult"].groupby(["k", "distance"]).loc_agree.mean().unstack()
+    per = d[d.k.isin(K_VALUES)].groupby(["distance", "k", "dataset"])[["loc_agree", "loc_delta"]].mean()
+    return per.groupby(["k", "distance"]).mean().unstack()
+
+
+def _fall(s: pd.Series) -> float: return float(s.iloc[0] - s.iloc[-1])
+
+# %% ../../nbs/19_log_odds_experiments.ipynb #ac8d1347
+@_a_claim("a_best_average", "§5.3.1, Table 2", "across all twelve data sets, d_shap achieves the best average performance in both ACC and AUC",
+          ("part_a_table2.csv",))
+def _a_best(t, sfx):
+    m = _t2(t, sfx).groupby("distance")[["acc", "auc"]].mean()
+    ok = all(m[c].idxmax() == "shap" for c in ("acc", "auc"))
+    return Reading("", ok, "mean over the twelve sets: " + "; ".join(
+        f"{c.upper()} " + ", ".join(f"{NAMES[k]} {m.loc[k, c]:.4f}" for k in DISTANCES) for c in ("acc", "auc")))
+
+
+@_a_claim("a_fig1_ranks", "§5.3.1, Fig. 1", "mean AUC ranks: d_shap 1.4, d_SNB 2, d_global 2.6", ("part_a_table2.csv",))
+def _a_ranks(t, sfx):
+    R = _t2(t, sfx).pivot(index="dataset", columns="distance", values="auc").rank(axis=1, ascending=False)
+    m, se = R.mean(), R.std() / np.sqrt(len(R))
+    paper = {"shap": (1.4, 1), "snb": (2, 0), "global": (2.6, 1)}
+    ok = all(within(m[k], p, decimals=dec, se=se[k]) for k, (p, dec) in paper.items())
+    return Reading("", ok, ", ".join(f"{NAMES[k]} {m[k]:.2f} ± {2 * se[k]:.2f} against {p:g}" for k, (p, _) in paper.items())
+                   + f" (two standard errors over the {len(R)} sets, or the paper's rounding)")
+
+
+@_a_claim("a_no_pair_1pct", "§5.3.1", "pairwise corrected t-tests with Holm's adjustment distinguish no pair at the 1 % level",
+          ("part_a_exp_pairwise.csv",))
+def _a_pairs(t, sfx):
+    p = t.read(f"part_a_exp_pairwise{sfx}.csv"); n = int((p.p_holm_dataset <= 0.01).sum())
+    sig = p[p.p_holm_dataset <= 0.01]
+    return Reading("", n == 0, f"{n} of {len(p)} pairs significant with Holm over the three pairs of each data set"
+                   + (" (" + ", ".join(f"{r.dataset} {r.pair}" for r in sig.itertuples()) + ")" if n else "")
+                   + f"; {int((p.p_holm_all <= 0.01).sum())} with Holm over all {len(p)}")
+
+# %% ../../nbs/19_log_odds_experiments.ipynb #ac4cdbcb
+@_a_claim("a_locagree_high", "§5.3.2, Fig. 2", "LocAgree_k remains high for all values of k", ("part_a_exp_diagnostics.csv",))
+def _a_la_high(t, sfx):
+    la = _curves(t, sfx).loc_agree; a = _curves(t, sfx, adult=True)
+    lo = min(la.min().min(), a.min().min())
+    return Reading("", lo >= 0.85, f"lowest LocAgree_k {la.min().min():.3f} over the twelve sets' means (k ≤ 50), {a.min().min():.3f} on adult "
+                   f"(k ≤ 1024); high read as at least 0.85")
+
+
+@_a_claim("a_locagree_shap_highest", "§5.3.2, Fig. 2", "d_shap yields the highest LocAgree_k (Fig. 2a, and 2b on adult)",
+          ("part_a_exp_diagnostics.csv",))
+def _a_la_best(t, sfx):
+    la = _curves(t, sfx).loc_agree; a = _curves(t, sfx, adult=True)
+    n, na = int((la.idxmax(axis=1) == "shap").sum()), int((a.idxmax(axis=1) == "shap").sum())
+    return Reading("", n == len(la) and na == len(a), f"highest at {n} of {len(la)} k of the mean (Fig. 2a) and {na} of {len(a)} on adult (Fig. 2b)")
+
+
+@_a_claim("a_locagree_decreases", "§5.3.2, Fig. 2", "LocAgree_k tends to decrease as k increases", ("part_a_exp_diagnostics.csv",))
+def _a_la_dec(t, sfx):
+    la = _curves(t, sfx).loc_agree
+    rho = {k: spearmanr(la.index, la[k]).statistic for k in DISTANCES}
+    return Reading("", max(rho.values()) <= -0.5, "Spearman correlation with k of the mean curve: "
+                   + ", ".join(f"{NAMES[k]} {r:.2f}" for k, r in rho.items()) + " (a tendency: -0.5 or less)")
+
+
+@_a_claim("a_locagree_slower", "§5.3.2, Fig. 2", "LocAgree_k decreases more slowly for d_shap than for the other distances",
+          ("part_a_exp_diagnostics.csv",))
+def _a_la_slow(t, sfx):
+    la = _curves(t, sfx).loc_agree; a = _curves(t, sfx, adult=True)
+    f, fa = {k: _fall(la[k]) for k in DISTANCES}, {k: _fall(a[k]) for k in DISTANCES}
+    ok = min(f, key=f.get) == "shap" and min(fa, key=fa.get) == "shap"
+    return Reading("", ok, f"fall from k = 1 to {la.index[-1]}: " + ", ".join(f"{NAMES[k]} {v:.4f}" for k, v in f.items())
+                   + f"; on adult to k = {a.index[-1]}: " + ", ".join(f"{NAMES[k]} {v:.4f}" for k, v in fa.items()))
+
+# %% ../../nbs/19_log_odds_experiments.ipynb #ac00a83b
+@_a_claim("a_locdelta_lowest", "§5.3.3, Fig. 3", "d_shap gives the lowest predictive dispersion LocDelta_k for all considered k",
+          ("part_a_exp_diagnostics.csv",))
+def _a_ld_low(t, sfx):
+    ld = _curves(t, sfx).loc_delta; n = int((ld.idxmin(axis=1) == "shap").sum())
+    return Reading("", n == len(ld), f"lowest at {n} of the {len(ld)} k of Fig. 3 (mean over the twelve sets)")
+
+
+@_a_claim("a_locdelta_increases", "§5.3.3, Fig. 3", "LocDelta_k increases in general as k increases", ("part_a_exp_diagnostics.csv",))
+def _a_ld_inc(t, sfx):
+    ld = _curves(t, sfx).loc_delta
+    rho = {k: spearmanr(ld.index, ld[k]).statistic for k in DISTANCES}
+    return Reading("", min(rho.values()) >= 0.5, "Spearman correlation with k: " + ", ".join(f"{NAMES[k]} {r:.2f}" for k, r in rho.items()))
+
+
+@_a_claim("a_locdelta_limits", "§5.3.3, Fig. 3", "d_shap limits the increase of LocDelta_k more effectively", ("part_a_exp_diagnostics.csv",))
+def _a_ld_lim(t, sfx):
+    ld = _curves(t, sfx).loc_delta; rise = {k: -_fall(ld[k]) for k in DISTANCES}
+    return Reading("", min(rise, key=rise.get) == "shap", f"rise from k = 1 to {ld.index[-1]}: " + ", ".join(f"{NAMES[k]} {v:.3f}" for k, v in rise.items()))
+
+
+@_a_claim("a_table3_best_margin", "§5.3.4, Table 3", "d_shap has the best average normalized margin (Table 3: 0.5170 against 0.5121 and 0.5029)",
+          ("part_a_table3.csv",))
+def _a_margin(t, sfx):
+    m = t.read(f"part_a_table3{sfx}.csv").query("dataset == 'mean'").set_index("distance")
+    return Reading("", m.margin.idxmax() == "shap", "mean margin " + ", ".join(f"{NAMES[k]} {m.loc[k, 'margin']:.4f} (paper {m.loc[k, 'margin_paper']:.4f})"
+                                                                             for k in DISTANCES))
+
+# %% ../../nbs/19_log_odds_experiments.ipynb #ac99b399
+def _equivalence(dataset: str, n: int = 20) -> tuple:
+    "Largest |d_shap − d_odds| over the pairs of `n` rows spread over the file, d_shap from Shapley values enumerated over the coalitions; and the largest d_odds."
+    from scipy.spatial.distance import cdist
+    from xai_geometry.naive_bayes.shapley import exact_shapley_values, log_odds_contributions
+    X, y = load(dataset); model = WeightedNaiveBayes().fit(X, y); Xn = X.iloc[np.linspace(0, len(X) - 1, n).astype(int)]
+    S, L = exact_shapley_values(model, Xn), log_odds_contributions(model, Xn)   # (n, M, J) each
+    flat = lambda A: A.reshape(len(A), -1)
+    ds, do = cdist(flat(S), flat(S), "cityblock"), cdist(flat(L), flat(L), "cityblock")
+    return float(np.abs(ds - do).max()), float(do.max()), len(model.classes_), X.shape[1]
+
+
+def _equivalence_claim(dataset: str):
+    def read(t):
+        gap, size, J, M = _equivalence(dataset)
+        return judge(Reading("", gap <= 1e-9 * size, f"on 20 rows spread over {dataset} ({J} classes, {M} variables): largest "
+                             f"|d_shap − d_odds| {gap:.1e} against distances up to {size:.2f}, the Shapley values enumerated over "
+                             f"the 2^{M} coalitions (equal: to 1e-9 relative)"))
+    return read
+
+
+claim("a", "a_theorem_3_1", "§3, Theorem 3.1", "binary case: the ℓ1 distance between the vectors of Shapley values equals the log-odds distance",
+      ())(_equivalence_claim("heart"))
+claim("a", "a_proposition_1", "§4, Proposition 1", "multiclass one-vs-rest: the Shapley distance equals the log-odds distance, aggregated over the classes",
+      ())(_equivalence_claim("iris"))
+
+# %% ../../nbs/19_log_odds_experiments.ipynb #ac759aed
+@_a_claim("a_table2_values", "§5.3.1, Table 2", "Table 2's accuracies and AUCs (36 values of each)", ("part_a_table2.csv",))
+def _a_t2_values(t, sfx):
+    d = _t2(t, sfx).dropna(subset=["acc_paper"])
+    ok = [within(r[c], r[f"{c}_paper"], decimals=4, se=r[f"{c}_std"] / np.sqrt(r.n_folds)) for _, r in d.iterrows() for c in ("acc", "auc")]
+    off = sorted({r.dataset for _, r in d.iterrows() for c in ("acc", "auc")
+                  if not within(r[c], r[f"{c}_paper"], decimals=4, se=r[f"{c}_std"] / np.sqrt(r.n_folds))})
+    return Reading("", all(ok), f"{sum(ok)} of {len(ok)} values within the paper's four decimals or two standard errors over the folds "
+                   f"(not on {', '.join(off) or 'none'})")
+
+
+def part_a_claims(tables_dir=None) -> pd.DataFrame:
+    """The claims of Lemaire & Clérot's §5.3 read from the committed tables in `tables_dir` (default: figures/)
+    and judged by `claims.judge`: as run with our MODL, and with Khiops (the paper's library) where its tables are."""
+    return claims_table("a", Tables(figures_dir(tables_dir)))
 
 # %% ../../nbs/19_log_odds_experiments.ipynb #a0c0de02
 RECORD = (  # the tables a quick run shares with the full run, and how they are compared (`runner.compare_with_record`)
