@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from xai_geometry import Explanation
+from xai_geometry.explanation import BASE_KINDS, BaseValueWarning
 
 
 def _linear(n=30, seed=0):
@@ -168,6 +169,7 @@ def test_shap_draws_every_kind_of_explanation(kind):
     shap = pytest.importorskip("shap", reason="shap (the compare extra) is not installed")
     with _warnings.catch_warnings():
         _warnings.simplefilter("ignore", PendingDeprecationWarning)     # matplotlib about shap's colour maps
+        _warnings.simplefilter("ignore", BaseValueWarning)              # LRP's root + gap under shap's E[f(X)]: tested below
         e = _KINDS[kind]()
         feature = e.feature_names[0]
         if e.values.ndim == 2:                                          # a single output: every binary classifier's
@@ -213,3 +215,81 @@ def test_shap_users_selections():
         Explanation(exp.values, data=data.set_axis(["b", "a", "z"], axis=1), feature_names=["a", "b", "c"])
     e2 = Explanation(exp.values, data=data.assign(a=2.0), feature_names=["a", "b", "c"])
     assert (e2.data["a"] == 2.0).all()                                             # matched by name, not relabelled
+
+
+# ---- what the base value is: plots and shap's record say it ------------------------------------------------------------
+
+
+def _tick_texts(ax):
+    ax.figure.canvas.draw()
+    return [t.get_text() for a in ax.figure.axes for t in a.get_xticklabels()]
+
+
+@pytest.mark.parametrize("kind", list(_KINDS))
+def test_every_kind_of_explanation_says_what_its_base_is(kind):
+    "Part B's LRP: root + gap (per row), in the plot's title; parts A and C: an expectation over the background."
+    with _warnings.catch_warnings():
+        _warnings.simplefilter("ignore", PendingDeprecationWarning)
+        e = _KINDS[kind]()
+    expected = "root" if kind.startswith("B") else "expectation"
+    assert e.base_kind == expected and e.base_kind in BASE_KINDS
+    title = e.plot(row=0).get_title(); plt.close("all")
+    assert f"base ({BASE_KINDS[expected]})" in title
+    if expected == "root": assert "E[f(X)]" not in title
+
+
+def test_lrp_to_shap_warns_and_its_waterfall_names_root_plus_gap():
+    shap = pytest.importorskip("shap", reason="shap (the compare extra) is not installed")
+    e = _KINDS["B SVC pipeline, binary"]()
+    assert not np.allclose(e.base_values, e.base_values[0])                     # one base per row: no expectation
+    with pytest.warns(BaseValueWarning, match=r"base is root \+ gap: the network's output at the row's root point"):
+        se = e.to_shap()
+    np.testing.assert_allclose(se.base_values, e.base_values, rtol=0, atol=0)   # the numbers are not changed, only named
+    with _warnings.catch_warnings():
+        _warnings.simplefilter("error", BaseValueWarning)                       # the waterfall names it: no warning
+        _warnings.simplefilter("ignore", PendingDeprecationWarning)
+        texts = _tick_texts(e.waterfall(2))
+    assert any("root + gap" in t for t in texts) and not any("E[f(X)]" in t for t in texts), texts
+    plt.close("all")
+    with pytest.warns(BaseValueWarning): shap.plots.waterfall(e.to_shap()[2], show=False)   # shap's own, warned
+    plt.close("all")
+
+
+def test_shapley_values_go_to_shap_without_a_warning_and_keep_its_label():
+    pytest.importorskip("shap", reason="shap (the compare extra) is not installed")
+    e = _KINDS["A GaussianNB, binary"]()
+    with _warnings.catch_warnings():
+        _warnings.simplefilter("error", BaseValueWarning)
+        _warnings.simplefilter("ignore", PendingDeprecationWarning)
+        e.to_shap()
+        texts = _tick_texts(e.waterfall(0))
+    assert any("E[f(X)]" in t for t in texts); plt.close("all")
+    e3 = _KINDS["C GNB, 3 classes"]()
+    with pytest.raises(ValueError, match="single output"): _KINDS["A GaussianNB, binary"]().waterfall(0, output=1)
+    assert "E[f(X)]" in " ".join(_tick_texts(e3.waterfall(1, output=2))); plt.close("all")
+    with pytest.raises(IndexError, match="out of range"): e.waterfall(30)
+
+
+def test_a_baseline_of_the_door_says_its_base():
+    "The door's baselines: their registry row states the base in words, read as a reference point or an expectation."
+    import xai_geometry as xg
+    from sklearn.svm import SVC
+    X, y = _frame()
+    svc = SVC().fit(X, y)
+    e = xg.explain(svc, X.iloc[:5], method="occlusion", background=X.iloc[:20])
+    assert e.base_kind == "reference" and "base (f(background mean))" in e.plot(row=0).get_title(); plt.close("all")
+    assert xg.explain(svc, X.iloc[:5], method="gradient_x_input").base_kind == "reference"
+    with pytest.warns(BaseValueWarning, match="the model's output at one reference point"):
+        pytest.importorskip("shap").Explanation  # shap present: to_shap warns
+        e.to_shap()
+
+
+def test_the_base_kind_a_maker_sets_wins_and_a_wrong_one_is_refused():
+    v = np.ones((2, 3))
+    assert Explanation(v, info={"base_kind": "reference", "network": "x"}).base_kind == "reference"
+    assert Explanation(v).base_kind is None and "\nbase 0 → total 3" in Explanation(v).plot(row=0).get_title()
+    plt.close("all")
+    with pytest.raises(ValueError, match=r"info\['base_kind'\] must be one of \['expectation', 'reference', 'root'\]"):
+        Explanation(v, info={"base_kind": "E"})
+    e = Explanation(v, base_values=[3.0, 4.0], info={"network": "NeuralizedSVM"})
+    for sub in (e[:1], e[:, [0]], e.mean(0), e.abs): assert sub.base_kind == "root"       # kept through selections

@@ -292,3 +292,58 @@ def test_the_display_label_rule_catches_its_forms():
     assert not long_labels(r"$$\begin{aligned} a &= b && \text{(a)}\\ c &\le d && \text{(sum over } j\text{)} \end{aligned}$$")
     assert long_labels(r"$$x \quad\text{(nested {braces} {do not end {the}} label early, it is long)}$$")
     assert not long_labels(r"inline $\text{a long text in running prose is no display label at all}$ math")
+
+
+# Literate cells: one concept per export cell, short enough to read at once, with its check right beneath it (the next
+# code cell asserts something). Applied to the notebooks split so far; the list grows as notebooks are split.
+EXPORT_CELL_MAX_LINES = 80
+SPLIT_NOTEBOOKS = ["08_explanation", "11_naive_bayes", "12_shapley", "15_sklearn_naive_bayes"]
+_EXPORTS = {"export", "exports", "exporti"}
+
+
+def _is_check(src) -> bool:
+    "Whether a cell asserts something: an `assert`, a call to test_*/assert*/check_additivity, or a `pytest.raises`/`warns` block."
+    t = _tree(src)
+    if t is None: return False
+    for n in ast.walk(t):
+        if isinstance(n, ast.Assert): return True
+        if isinstance(n, ast.Call) and re.match(r"^(test_\w+|assert\w*|check_additivity|raises|warns)$", _call_name(n)): return True
+    return False
+
+
+def _imports_only(src) -> bool:
+    t = _tree(src)
+    return t is not None and all(isinstance(n, (ast.Import, ast.ImportFrom)) for n in t.body)
+
+
+def literate_cell_problems(nb) -> list[str]:
+    "Export cells longer than the ceiling, and export cells (other than imports) whose next code cell checks nothing."
+    cells = list(_cells(nb)); bad = []
+    for pos, (i, src) in enumerate(cells):
+        if not (_directives(src) & _EXPORTS): continue
+        n = len(src.rstrip("\n").splitlines())
+        if n > EXPORT_CELL_MAX_LINES: bad.append(f"cell {i}: an export cell of {n} lines (at most {EXPORT_CELL_MAX_LINES})")
+        if _imports_only(src): continue
+        nxt = cells[pos + 1] if pos + 1 < len(cells) else None
+        if nxt is None or _directives(nxt[1]) & _EXPORTS or not _is_check(nxt[1]):
+            bad.append(f"cell {i}: an export cell with no check right beneath it ({src.splitlines()[1][:60]!r} ...)")
+    return bad
+
+
+@pytest.mark.parametrize("stem", SPLIT_NOTEBOOKS)
+def test_export_cells_are_short_and_checked_beneath(stem):
+    bad = literate_cell_problems(ROOT / "nbs" / f"{stem}.ipynb")
+    assert not bad, f"{stem}: one concept per export cell, its check in the next code cell:\n" + "\n".join(bad)
+
+
+def test_the_literate_cell_rule_catches_its_forms(tmp_path):
+    def nb(*cells):
+        p = tmp_path / "x.ipynb"
+        p.write_text(json.dumps({"cells": [{"cell_type": "code", "source": s} for s in cells]}), encoding="utf-8")
+        return p
+    assert not literate_cell_problems(nb("#| export\nimport numpy as np", "#| export\ndef f(): return 1", "assert f() == 1"))
+    assert literate_cell_problems(nb("#| export\ndef f(): return 1", "#| export\ndef g(): return 2", "assert g() == 2"))
+    assert literate_cell_problems(nb("#| export\ndef f(): return 1", "f()"))                     # no assertion beneath
+    assert literate_cell_problems(nb("#| export\ndef f(): return 1"))                            # nothing beneath
+    long = "#| export\n" + "\n".join(f"x{i} = {i}" for i in range(EXPORT_CELL_MAX_LINES))
+    assert literate_cell_problems(nb(long, "test_eq(x0, 0)"))

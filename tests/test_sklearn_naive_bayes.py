@@ -117,3 +117,48 @@ def test_kernel_explainer_at_convergence():
 @parametrize_with_checks([SupervisedKNeighborsClassifier(model=GaussianNB())])
 def test_sklearn_api_knn_with_gaussian_nb(estimator, check):
     check(estimator)
+
+
+# ---- one view per call, one interface for every naive Bayes ----------------------------------------------------------
+def test_every_naive_bayes_is_read_through_one_interface():
+    "part A's weighted naive Bayes and scikit-learn's models give the same view interface; the functions take either."
+    from xai_geometry.naive_bayes.classifier import random_model, random_parts
+    from xai_geometry.naive_bayes.shapley import WeightedNaiveBayesView, naive_bayes_view
+    from xai_geometry.naive_bayes.sklearn_models import NaiveBayesView
+    rng = np.random.default_rng(0)
+    wnb = random_model(rng, n_classes=3, n_features=4); P = random_parts(rng, wnb, 5)
+    X = rng.normal(size=(40, 4)); y = np.arange(40) % 3
+    for model, rows in ((wnb, P), (GaussianNB().fit(X, y), X[:5])):
+        view = naive_bayes_view(model)
+        assert isinstance(view, (WeightedNaiveBayesView, NaiveBayesView))
+        A = view.check(rows)
+        for out in ("log_odds", "joint_log_likelihood", "centred_log_likelihood"):
+            terms, const = view.terms(out)
+            phi = view.evaluate(terms, A) - view.expected(terms)
+            np.testing.assert_allclose(phi.sum(axis=1) + const + view.expected(terms).sum(axis=0), view.explained(A, out),
+                                       rtol=1e-10, atol=1e-10)
+            np.testing.assert_array_equal(phi, shapley_values(model, rows, output=out))     # the functions read the same view
+        assert (view.n_features, view.n_classes, len(view.feature_names)) == (4, 3, 4)
+
+
+@pytest.mark.parametrize("pipeline", [False, True])
+def test_a_call_builds_the_view_and_its_terms_once(monkeypatch, pipeline):
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    from xai_geometry.naive_bayes import shapley as S
+    from xai_geometry.naive_bayes import sklearn_models as sm
+    built = {"view": 0, "terms": 0}
+    init, terms = sm.NaiveBayesView.__init__, sm.NaiveBayesView.terms
+    def counted_init(self, *a, **k): built["view"] += 1; return init(self, *a, **k)
+    def counted_terms(self, *a, **k): built["terms"] += 1; return terms(self, *a, **k)
+    monkeypatch.setattr(sm.NaiveBayesView, "__init__", counted_init)
+    monkeypatch.setattr(sm.NaiveBayesView, "terms", counted_terms)
+    rng = np.random.default_rng(1); X = rng.normal(size=(60, 3)); y = np.arange(60) % 3
+    model = (make_pipeline(StandardScaler(), GaussianNB()) if pipeline else GaussianNB()).fit(X, y)
+    for call in (lambda: S.explain(model, X[:5], background=X[:20]), lambda: S.shapley_values(model, X[:5]),
+                 lambda: S.base_values(model, X[:5]), lambda: S.Prepared(model, background=X[:20])):
+        built.update(view=0, terms=0); call()
+        assert built == {"view": 1, "terms": 1}, built
+    prepared = S.Prepared(model); built.update(view=0, terms=0)
+    prepared(X[:5]); prepared(X[5:9])
+    assert built == {"view": 0, "terms": 0}                                        # set up once: a call builds nothing

@@ -15,8 +15,8 @@ import pandas as pd
 from .validation import Interval, StrOptions, check_params, warn_deprecated
 
 # %% auto #0
-__all__ = ['OUTPUTS', 'DEPRECATED_OUTPUTS', 'check_output', 'background_sample', 'UnknownNameError', 'Explanation', 'output_text',
-           'class_explanation']
+__all__ = ['OUTPUTS', 'DEPRECATED_OUTPUTS', 'BASE_KINDS', 'check_output', 'background_sample', 'UnknownNameError',
+           'BaseValueWarning', 'Explanation', 'output_text', 'class_explanation']
 
 # %% ../nbs/08_explanation.ipynb #ea8216f5
 OUTPUTS = {   # the quantities an explanation can add up to, one name each, the same in every part
@@ -58,15 +58,9 @@ def background_sample(X,  # (n, M) training rows: a DataFrame (kept as one, inde
     return A.iloc[take] if frame else A[take]
 
 
-# %% ../nbs/08_explanation.ipynb #2e542fcf
-def _plot_bars(ax, names, vals, title, xlabel):
-    y = np.arange(len(vals))[::-1]
-    ax.barh(y, vals, color=np.where(vals >= 0, "#d62728", "#1f77b4"))
-    ax.set_yticks(y); ax.set_yticklabels(names); ax.axvline(0, color="k", lw=0.8)
-    ax.set_title(title, fontsize=10); ax.set_xlabel(xlabel)
-    return ax
-
+# %% ../nbs/08_explanation.ipynb #4f40f47a
 def _names(names, n: int, what: str, default: str) -> tuple[str, ...]:
+    "`n` names as a tuple of strings (default: `default`0, `default`1, ...); a wrong count is an error naming `what`."
     if names is None: return tuple(f"{default}{i}" for i in range(n))
     names = tuple(str(s) for s in (names.tolist() if hasattr(names, "tolist") else names))
     if len(names) != n: raise ValueError(f"{what} has {len(names)} names for {n} {what.split('_')[0]}s")
@@ -82,13 +76,7 @@ def _match_data(d: pd.DataFrame, names: tuple, given: bool) -> pd.DataFrame:
     raise ValueError(f"data has the columns {cols[:8]}{' ...' if len(cols) > 8 else ''} but feature_names are "
                      f"{list(names)[:8]}{' ...' if len(names) > 8 else ''}: they must be the same names (in any order)")
 
-def _codes(col: pd.Series) -> np.ndarray:
-    "A column as numbers for shap's `data`: numeric as it is, otherwise its category codes in sorted order (NaN if missing)."
-    if pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col): return col.to_numpy(dtype=float)
-    c = col.astype("category")
-    if not isinstance(col.dtype, pd.CategoricalDtype): c = c.cat.reorder_categories(sorted(c.cat.categories, key=str))
-    return np.where(c.cat.codes.to_numpy() < 0, np.nan, c.cat.codes.to_numpy()).astype(float)
-
+# %% ../nbs/08_explanation.ipynb #218ef0bb
 class UnknownNameError(KeyError, ValueError):
     "A feature or output name the explanation does not have: a `KeyError` (a lookup by name) and a `ValueError`, its message plain."
     def __str__(self) -> str: return str(self.args[0]) if self.args else ""
@@ -140,13 +128,44 @@ def _positions(key, names, what: str, by_name=None) -> np.ndarray | int:
         return np.flatnonzero(key)
     return np.array([one(k) for k in key], dtype=int)
 
+# %% ../nbs/08_explanation.ipynb #ba5e7e30
+BASE_KINDS = {   # what an explanation's base value is; each maker says which (info["base_kind"]), or it is read from its fields
+    "expectation": "E[f(X)]",     # the mean output over background rows: Shapley values (parts A and C, shap's explainers)
+    "reference": "f(reference)",  # the output at one reference point: occlusion's background mean, f(0), f(baseline)
+    "root": "root + gap",         # part B's LRP: the network's output at the row's root point plus the gap, one per row
+}
+_BASE_MEANING = {
+    "expectation": "the expected model output over the background rows",
+    "reference": "the model's output at one reference point, not an expectation over data",
+    "root": "the network's output at the row's root point plus the gap (part B's LRP), one per row, not an expectation over data",
+}
 
+def _base_kind(info: dict, method: str = "") -> str | None:
+    """What a base value is, from an explanation's fields: `info["base_kind"]` when its maker set it; else the base in
+    words (`info["base"]`, as the registry of explainers states it: "root + gap ...", "E f over ...", "f(...)"); else
+    part B's marks (`info["network"]`, `info["output"] == "network_output"`: LRP's root + gap); else Shapley values
+    in `method` (an expectation over the background). None when no field says."""
+    kind = info.get("base_kind")
+    if kind is not None:
+        if kind not in BASE_KINDS: raise ValueError(f"info['base_kind'] must be one of {sorted(BASE_KINDS)} or absent, got {kind!r}")
+        return kind
+    words = str(info.get("base") or "").strip().lower()
+    if "root" in words: return "root"
+    if words.startswith(("e ", "e[", "e_", "expected", "expectation", "mean ")): return "expectation"
+    if words.startswith("f("): return "reference"
+    if "network" in info or info.get("output") == "network_output": return "root"
+    if not words and "shapley value" in method.lower(): return "expectation"
+    return None
+
+def _base_label(kind: str | None, info: dict) -> str:
+    "The base's name on a plot: E[f(X)], root + gap, the reference in words (f(background mean)), or 'base' if unknown."
+    if kind == "reference" and str(info.get("base") or "").startswith("f("): return str(info["base"])
+    return BASE_KINDS.get(kind, "base")
+
+# %% ../nbs/08_explanation.ipynb #f0114f8d
 @dataclass(eq=False, repr=False)
-class Explanation:
-    """Per-feature explanations of some model output, for n rows: `values` (n, M) or (n, M, K) and
-    `base_values` (n,) or (n, K), such that the values summed over features plus the base value give
-    the explained output (`.total`); `output` says which quantity, `method` how it was computed.
-    A binary classifier's explanation is (n, M), of its `classes_[1]` (shap's convention)."""
+class _Record:
+    "The fields of an `Explanation`, checked at construction, its shape, its total and what its base value is."
     values: np.ndarray  # (n, M) or (n, M, K) contributions of the M features (to each of the K outputs)
     base_values: np.ndarray | float = 0.0  # (n,) or (n, K); a scalar or a (K,) vector is broadcast
     data: pd.DataFrame | np.ndarray | None = None  # the explained rows (n, M), as given to the model (a DataFrame keeps its index)
@@ -154,7 +173,7 @@ class Explanation:
     output_names: tuple | list | None = None  # K names of a 3-d explanation (default: y0, y1, ...)
     output: str = ""  # the quantity explained, in words (e.g. "log_odds of class 1 against the rest")
     method: str = ""  # how the values were computed (e.g. "analytic interventional Shapley values")
-    info: dict = field(default_factory=dict)  # anything else worth keeping (background size, eta, ...)
+    info: dict = field(default_factory=dict)  # anything else worth keeping (background size, eta, base_kind, ...)
 
     def __post_init__(self):
         v = np.asarray(self.values)
@@ -178,6 +197,7 @@ class Explanation:
             if d.shape != (n, M): raise ValueError(f"data has shape {d.shape}, values {v.shape}")
             self.data = _match_data(d, self.feature_names, given)
         self.values, self.base_values = v, b
+        _base_kind(self.info, self.method)                                    # a wrong info["base_kind"] is refused here
         self._check_precision()
 
     @classmethod
@@ -205,18 +225,26 @@ class Explanation:
                           f"({int(bad.sum())} of {bad.size} sums); the model's arithmetic is degenerate (e.g. a variance "
                           "near 0, or features far beyond the training scale)", RuntimeWarning, stacklevel=3)
 
-    # ---- shape and the conservation law -----------------------------------------------------
     @property
     def shape(self) -> tuple: return self.values.shape
     @property
     def n_outputs(self) -> int: return 1 if self.values.ndim == 2 else self.values.shape[2]
     def __len__(self) -> int: return self.values.shape[0]
-
     @property
     def total(self) -> np.ndarray:
         "(n,) or (n, K): the values summed over the features plus the base value — the explained output."
         return self.values.sum(axis=1) + self.base_values
+    def _one_output(self) -> str:
+        if "class" in self.info: return f", class {self.info['class']!r} ({self.output})" if self.output else f", class {self.info['class']!r}"
+        return f" ({self.output})" if self.output else ""
+    @property
+    def base_kind(self) -> str | None:
+        "What the base value is: 'expectation', 'reference' or 'root' (`BASE_KINDS`), None when no field says."
+        return _base_kind(self.info, self.method)
 
+# %% ../nbs/08_explanation.ipynb #8ee7336f
+class _Additivity:
+    "The conservation law as an assertion: `check_additivity`, with the shape `expected` must have said when it is wrong."
     def check_additivity(self, expected,  # (n,) or (n, K): the model's own output for these rows
                          rtol: float = 1e-9, atol: float = 1e-9) -> "Explanation":
         "Assert the conservation law: values summed over features + base_values == `expected`; returns self."
@@ -240,7 +268,9 @@ class Explanation:
                     "(e.g. expected[:, 1] for a binary classifier's classes_[1])")
         raise ValueError(f"expected has shape {a.shape}, but the explained output has shape {self.total.shape}{hint}")
 
-    # ---- selecting -------------------------------------------------------------------------
+# %% ../nbs/08_explanation.ipynb #042a681a
+class _Selecting:
+    "Rows, features and outputs selected as shap selects them, by position, name, slice or boolean mask."
     def __getitem__(self, key) -> "Explanation":
         """Rows, features and outputs as shap selects them: `e[rows]`, `e[:, "age"]`, `e[:, ["age", "sex"]]`,
         `e[rows, features, output]`, `e[..., "yes"]`, by position, name, slice or boolean mask. Selecting one
@@ -284,10 +314,6 @@ class Explanation:
         "Whether `key` names the class a binary classifier's (n, M) explanation is of (`info['class']`)."
         return "class" in self.info and isinstance(key, str) and key == str(self.info["class"])
 
-    def _one_output(self) -> str:
-        if "class" in self.info: return f", class {self.info['class']!r} ({self.output})" if self.output else f", class {self.info['class']!r}"
-        return f" ({self.output})" if self.output else ""
-
     def _output_index(self, output) -> int:
         if self.values.ndim == 2:
             raise ValueError(f"this explanation has a single output ({self.output or 'values (n, M)'}); output= selects "
@@ -303,7 +329,9 @@ class Explanation:
         return replace(self, values=self.values[:, :, k], base_values=self.base_values[:, k], output_names=None,
                        output=f"{self.output} [{self.output_names[k]}]", info=dict(self.info))
 
-    # ---- what shap users reach for ---------------------------------------------------------
+# %% ../nbs/08_explanation.ipynb #b96cb84f
+class _Frames:
+    "What shap users reach for (`abs`, `mean(0)`) and the explanation as a wide table (`to_frame`)."
     @property
     def abs(self) -> "Explanation":
         "|values| (base values kept, as shap's `.abs`): for rankings such as `e.abs.mean(0)`; they no longer add up to the output."
@@ -320,7 +348,6 @@ class Explanation:
         return replace(self, values=self.values.mean(axis=0, keepdims=True), base_values=self.base_values.mean(axis=0, keepdims=True),
                        data=data, output=f"mean over {len(self)} rows of the {self.output}", info={**self.info, "rows": len(self)})
 
-    # ---- export -----------------------------------------------------------------------------
     def to_frame(self, include_base: bool = False) -> pd.DataFrame:
         "A wide table: one row per explained row (the data's index), one column per feature (per (output, feature) when 3-d)."
         index = self.data.index if self.data is not None else pd.RangeIndex(len(self))
@@ -336,34 +363,23 @@ class Explanation:
             df = df[[c for o in self.output_names for c in [(o, f) for f in (*self.feature_names, "base_value")]]]
         return df
 
-    def to_shap(self, output=None):
-        """The same explanation as a `shap.Explanation` (non-numeric features: their category codes in `data`, the
-        values themselves in `display_data`, as shap does). An (n, M) explanation (every binary classifier's) draws
-        with shap's waterfall (`[row]`), beeswarm, bar, heatmap and scatter (`[:, feature]`) plots. An (n, M, K)
-        one becomes shap's multi-output record, as shap's own explainers return it: shap draws one output at a
-        time, so pass `output=` (a position or a name), or select with `[..., k]` on either record; shap refuses
-        the waterfall, beeswarm, heatmap and scatter of several outputs by design, and its bar plot fails on them."""
-        try: import shap
-        except ImportError as e:
-            raise ImportError(f"to_shap needs shap (pip install shap, or the 'compare' extra); importing it failed: {e}") from e
-        e = self if output is None else self.select_output(output)
-        data = display = None
-        if e.data is not None:                # shap's convention: numbers in `data`, what to print in `display_data`
-            num = all(pd.api.types.is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t) for t in e.data.dtypes)
-            if num: data = e.data.to_numpy(dtype=float)
-            else:
-                data = np.column_stack([_codes(e.data.iloc[:, j]) for j in range(e.data.shape[1])])
-                display = e.data.astype(object).to_numpy()
-        return shap.Explanation(values=e.values, base_values=e.base_values, data=data, display_data=display,
-                                feature_names=list(e.feature_names),
-                                output_names=None if e.output_names is None else list(e.output_names))
+# %% ../nbs/08_explanation.ipynb #ea18df7e
+def _plot_bars(ax, names, vals, title, xlabel):
+    y = np.arange(len(vals))[::-1]
+    ax.barh(y, vals, color=np.where(vals >= 0, "#d62728", "#1f77b4"))
+    ax.set_yticks(y); ax.set_yticklabels(names); ax.axvline(0, color="k", lw=0.8)
+    ax.set_title(title, fontsize=10); ax.set_xlabel(xlabel)
+    return ax
 
+class _Plotting:
+    "A bar chart of one row's contributions, its base named by what it is (`base_kind`), or of the mean |contribution|."
     def plot(self,
              row: int | None = None,  # one explained row (its values, signed); None: mean |value| over the rows
              output=None,  # which output of a 3-d explanation (position or name; default: the last one, named in the title); not for (n, M)
              max_features: int = 12,  # the largest contributions are shown, the rest summed into one bar
              ax=None):
-        "A bar chart: one row's signed contributions (with its base value and total), or the mean |contribution|."
+        """A bar chart: one row's signed contributions (with its base value, named by what it is: E[f(X)], root + gap,
+        f(reference); plain "base" when no field says), and its total), or the mean |contribution|."""
         import matplotlib.pyplot as plt
         if self.values.ndim == 2 and output is not None: self._output_index(output)      # a clear error
         if isinstance(max_features, (bool, np.bool_)) or not isinstance(max_features, (int, np.integer)) or max_features < 1:
@@ -387,16 +403,89 @@ class Explanation:
         names = [e.feature_names[i] + ("" if e.data is None else f" = {e.data.iloc[row, i]}") for i in keep]
         vals = v[keep]
         if len(rest): names.append(f"{len(rest)} other features"); vals = np.append(vals, v[rest].sum())
-        return _plot_bars(ax, names, vals, f"{e.method}{chosen}\nbase {e.base_values[row]:.3g} → total {e.total[row]:.3g}",
+        kind = e.base_kind
+        base = "base" if kind is None else f"base ({_base_label(kind, e.info)})"
+        return _plot_bars(ax, names, vals, f"{e.method}{chosen}\n{base} {e.base_values[row]:.3g} → total {e.total[row]:.3g}",
                           f"contribution to the {e.output}")
 
+# %% ../nbs/08_explanation.ipynb #48933079
+def _codes(col: pd.Series) -> np.ndarray:
+    "A column as numbers for shap's `data`: numeric as it is, otherwise its category codes in sorted order (NaN if missing)."
+    if pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col): return col.to_numpy(dtype=float)
+    c = col.astype("category")
+    if not isinstance(col.dtype, pd.CategoricalDtype): c = c.cat.reorder_categories(sorted(c.cat.categories, key=str))
+    return np.where(c.cat.codes.to_numpy() < 0, np.nan, c.cat.codes.to_numpy()).astype(float)
+
+class BaseValueWarning(UserWarning):
+    "shap's plots print E[f(X)] under every base value; the explanation handed to shap has a base of another kind."
+
+def _base_warning(e) -> str | None:
+    "The warning `to_shap` gives when shap would call this explanation's base E[f(X)] and it is not (`base_kind`)."
+    kind = e.base_kind
+    if kind not in ("root", "reference"): return None
+    return (f"shap's plots print 'E[f(X)]' under the base value, but this explanation's base is {_base_label(kind, e.info)}: "
+            f"{_BASE_MEANING[kind]}. Its waterfall with the base named as it is: e.waterfall(row)")
+
+class _ShapBridge:
+    "The explanation as shap's own record (`to_shap`), and shap's waterfall with the base named as it is (`waterfall`)."
+    def to_shap(self, output=None):
+        """The same explanation as a `shap.Explanation` (non-numeric features: their category codes in `data`, the
+        values themselves in `display_data`, as shap does). An (n, M) explanation (every binary classifier's) draws
+        with shap's waterfall (`[row]`), beeswarm, bar, heatmap and scatter (`[:, feature]`) plots. An (n, M, K)
+        one becomes shap's multi-output record, as shap's own explainers return it: shap draws one output at a
+        time, so pass `output=` (a position or a name), or select with `[..., k]` on either record; shap refuses
+        the waterfall, beeswarm, heatmap and scatter of several outputs by design, and its bar plot fails on them.
+        shap prints "E[f(X)]" under the base: a base of another kind (`base_kind` 'root', LRP's root + gap, or
+        'reference') gives a `BaseValueWarning` naming it; `waterfall` draws shap's waterfall with the right name."""
+        try: import shap
+        except ImportError as e:
+            raise ImportError(f"to_shap needs shap (pip install shap, or the 'compare' extra); importing it failed: {e}") from e
+        e = self if output is None else self.select_output(output)
+        data = display = None
+        if e.data is not None:                # shap's convention: numbers in `data`, what to print in `display_data`
+            num = all(pd.api.types.is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t) for t in e.data.dtypes)
+            if num: data = e.data.to_numpy(dtype=float)
+            else:
+                data = np.column_stack([_codes(e.data.iloc[:, j]) for j in range(e.data.shape[1])])
+                display = e.data.astype(object).to_numpy()
+        if (why := _base_warning(e)) is not None: warnings.warn(why, BaseValueWarning, stacklevel=2)
+        return shap.Explanation(values=e.values, base_values=e.base_values, data=data, display_data=display,
+                                feature_names=list(e.feature_names),
+                                output_names=None if e.output_names is None else list(e.output_names))
+
+    def waterfall(self, row: int = 0, output=None, max_display: int = 10):
+        """shap's waterfall plot of one row (of one output, `output=`, for an (n, M, K) explanation), with its base
+        named by what it is (`base_kind`: E[f(X)], root + gap, f(reference)) where shap prints E[f(X)]. Returns shap's Axes."""
+        import matplotlib.ticker as mticker
+        e = self if output is None else self.select_output(output)
+        i = _positions(row, len(e), "row", by_name=e._row_name)
+        if not isinstance(i, int): raise IndexError(f"waterfall draws one row: row is a position, got {row!r}")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", BaseValueWarning)      # the label is put right below
+            se = e.to_shap()
+        import shap
+        ax = shap.plots.waterfall(se[i], max_display=max_display, show=False)
+        label = _base_label(e.base_kind, e.info)
+        for a in ax.figure.axes:          # shap's two ticks under the base, "$E[f(X)]$" and "$ = value$": one, named
+            texts = [t.get_text() for t in a.get_xticklabels()]
+            if len(texts) == 2 and texts[0] == "\n$E[f(X)]$":
+                a.xaxis.set_major_formatter(mticker.FixedFormatter([f"\n{label} {texts[1].strip()}", ""]))
+        return ax
+
+# %% ../nbs/08_explanation.ipynb #4630858a
+@dataclass(eq=False, repr=False)
+class Explanation(_Additivity, _Selecting, _Frames, _Plotting, _ShapBridge, _Record):
+    """Per-feature explanations of some model output, for n rows: `values` (n, M) or (n, M, K) and
+    `base_values` (n,) or (n, K), such that the values summed over features plus the base value give
+    the explained output (`.total`); `output` says which quantity, `method` how it was computed, and
+    `base_kind` what the base value is (`BASE_KINDS`). A binary classifier's explanation is (n, M), of its
+    `classes_[1]` (shap's convention). The fields are `_Record`'s, the behaviour its parts' (above)."""
     def __repr__(self) -> str:
         outs = "" if self.output_names is None else f", outputs={list(self.output_names)}"
         return (f"Explanation(n={len(self)}, features={len(self.feature_names)}{outs}, output={self.output!r}, "
                 f"method={self.method!r})")
 
-
-
+# %% ../nbs/08_explanation.ipynb #715b2f01
 def _label(c):
     return c.item() if isinstance(c, np.generic) else c
 
@@ -429,4 +518,3 @@ def class_explanation(values: np.ndarray,  # (n, M, K) values per class, columns
         info["class"] = _label(classes[1])
         return Explanation(values=values[:, :, 1], base_values=base[:, 1], output=output, info=info, **fields)
     return Explanation(values=values, base_values=base, output_names=[str(c) for c in classes], output=output, info=info, **fields)
-

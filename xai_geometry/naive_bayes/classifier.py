@@ -112,7 +112,7 @@ from ..base import JointLogLikelihoodClassifier
 from ..validation import check_features, check_target, HasMethods, Interval, StrOptions, validate_params
 
 
-# %% ../../nbs/11_naive_bayes.ipynb #27f2597a
+# %% ../../nbs/11_naive_bayes.ipynb #cfcae9c1
 def _as_frame(est, X, *, reset: bool) -> pd.DataFrame:
     "X as a DataFrame in the fitted column order (`check_features`); sets n_features_in_/feature_names_in_ when reset."
     if not isinstance(X, pd.DataFrame):
@@ -127,25 +127,13 @@ def _as_frame(est, X, *, reset: bool) -> pd.DataFrame:
     return X
 
 
-# %% ../../nbs/11_naive_bayes.ipynb #65573517
 def _check_target(y, n_rows: int) -> np.ndarray:
     "y as a 1-d array of class labels with one per row, none missing (`xai_geometry.validation.check_target`)."
     return check_target(y, n_rows)
 
-
-# %% ../../nbs/11_naive_bayes.ipynb #8ba2b7a3
-class WeightedNaiveBayes(JointLogLikelihoodClassifier):
-    """Weighted naive Bayes on MODL-recoded variables (Khiops' selective naive Bayes).
-
-    Recoding is delegated to `MODLEncoder` (`xai_geometry.naive_bayes.modl`); weight learning to
-    `scipy.optimize.minimize(method="L-BFGS-B")`. Fitted attributes: `classes_` (J,),
-    `class_count_` (J,), `counts_` (list of M (I_m, J) tables), `weights_` (M,),
-    `log_conditional_tables_` (list of M (I_m, J) tables of log p(i | C_j)), `encoder_`,
-    `criterion_` (Khiops' regularized cost of the weights), `n_features_in_`, `feature_names_in_`.
-    `predict`, `predict_proba` and `predict_log_proba` come from `xai_geometry.base.JointLogLikelihoodClassifier`
-    (`predict_log_proba` adds Khiops' smoothing when `smoothing=True`). Every option is checked at `fit`
-    (scikit-learn's `_parameter_constraints`; a wrong one raises `InvalidParameterError` naming it).
-    """
+# %% ../../nbs/11_naive_bayes.ipynb #5b39e2f3
+class _Params(JointLogLikelihoodClassifier):
+    "The options of a `WeightedNaiveBayes`, stored by `__init__` and checked at `fit` (scikit-learn's convention)."
     _parameter_constraints: dict = {
         "weights": [StrOptions({"khiops", "uniform"}), "array-like"],
         "encoder": [None, HasMethods(["fit", "transform"])],
@@ -173,7 +161,19 @@ class WeightedNaiveBayes(JointLogLikelihoodClassifier):
         tags.input_tags.string = True
         return tags
 
-    # ---- construction -------------------------------------------------------------------
+    def _check_fixed_weights(self):
+        "Fixed `weights` (an array) must be n_features_in_ finite values in [0, 1]."
+        if isinstance(self.weights, str): return
+        M = self.n_features_in_
+        try: w = np.asarray(self.weights, dtype=float)
+        except (TypeError, ValueError): raise TypeError(f"weights must be 'khiops', 'uniform' or {M} numbers, got {self.weights!r}") from None
+        if w.shape != (M,) or not np.isfinite(w).all() or (w < 0).any() or (w > 1).any():
+            raise ValueError(f"weights must be 'khiops', 'uniform' or {M} finite values in [0, 1] (one per column of X), "
+                             f"got {self.weights!r}")
+
+# %% ../../nbs/11_naive_bayes.ipynb #96e93e73
+class _Tables:
+    "The fitted count tables and what they predict, from part indices or from raw rows through the fitted recoder."
     def _set_tables(self, counts, class_count, weights):
         self.counts_ = [np.asarray(c, dtype=np.int64) for c in counts]
         self.class_count_ = np.asarray(class_count, dtype=np.int64)
@@ -184,6 +184,138 @@ class WeightedNaiveBayes(JointLogLikelihoodClassifier):
         self.n_parts_ = np.array([c.shape[0] for c in self.counts_], dtype=np.int64)
         return self
 
+    def part_indices(self, X) -> np.ndarray:
+        "(n, M) int64 part index of every row and variable (the model's recoding of X)."
+        check_is_fitted(self, "weights_")
+        return np.asarray(self.encoder_.transform(_as_frame(self, X, reset=False)), dtype=np.int64)
+
+    def log_conditionals_from_parts(self, P) -> np.ndarray:
+        "(n, M, J) log p(D_m | C_j), unweighted, of rows already recoded as (n, M) part indices (`part_indices`)."
+        return gather_tables(self.log_conditional_tables_, P, len(self.classes_))
+
+    def log_conditionals(self, X) -> np.ndarray:
+        "(n, M, J) log p(D_m | C_j), unweighted."
+        return self.log_conditionals_from_parts(self.part_indices(X))
+
+    def joint_log_proba_from_parts(self, P) -> np.ndarray:
+        "(n, J) log p(C_j) + sum_m w_m log p(D_m | C_j) of rows already recoded as (n, M) part indices."
+        s = np.tile(self.class_log_prior_, (len(P), 1))
+        for m, t in enumerate(self.log_conditional_tables_):
+            if self.weights_[m] != 0: s += self.weights_[m] * t[P[:, m]]
+        return s
+
+    def predict_joint_log_proba(self, X) -> np.ndarray:
+        "(n, J) joint log-likelihood log p(C_j) + sum_m w_m log p(D_m | C_j) (the unnormalized log posterior)."
+        return self.joint_log_proba_from_parts(self.part_indices(X))
+
+    def joint_log_likelihood(self, X) -> np.ndarray:
+        "Deprecated alias of `predict_joint_log_proba` (removed in the next release)."
+        warnings.warn("WeightedNaiveBayes.joint_log_likelihood is deprecated and will be removed in the next "
+                      "release; use predict_joint_log_proba", FutureWarning, stacklevel=2)
+        return self.predict_joint_log_proba(X)
+
+    def _smooth(self, logp: np.ndarray) -> np.ndarray:
+        "Khiops' final probability smoothing (when `smoothing=True`), on log-probabilities."
+        if not self.smoothing: return logp
+        J, N = len(self.classes_), self.n_total_
+        return np.log((np.exp(logp) + 0.5 / (J * (N + 1))) / (1 + 0.5 / (N + 1)))
+
+    def log_proba_from_parts(self, P) -> np.ndarray:
+        "(n, J) log p_w(C_j | D) of rows already recoded as part indices (Khiops-smoothed if `smoothing`)."
+        s = self.joint_log_proba_from_parts(P)
+        return self._smooth(s - logsumexp(s, axis=1, keepdims=True))
+
+    def predict_log_proba(self, X) -> np.ndarray:
+        "(n, J) log p_w(C_j | D) (exact weighted posterior; Khiops-smoothed if `smoothing`)."
+        return self._smooth(super().predict_log_proba(X))
+
+# %% ../../nbs/11_naive_bayes.ipynb #7d49e0e8
+class _Criterion:
+    "Khiops' regularized criterion of the weights: the prior (with each variable's MODL preparation cost) plus the data cost."
+    def _preparation_costs(self) -> np.ndarray:
+        "MODL preparation cost per variable (Khiops' `preparationCost`): the encoder's total cost minus the data and construction costs."
+        cost = getattr(self.encoder_, "cost_", None)
+        if cost is None: return np.zeros(len(self.counts_))
+        data = np.array([gammaln(c.sum(axis=1) + 1).sum() - gammaln(c + 1).sum() for c in self.counts_])
+        construction = math.log(2) + np.where(self.n_parts_ > 1, math.log(max(len(self.counts_), 1)), 0.0)
+        return np.asarray(cost, dtype=float) - data - construction
+
+    def khiops_criterion(self, weights, P=None, y_idx=None) -> float:
+        "Khiops' regularized cost c(w) (data cost over the rows (P, y_idx); prior only when P is None)."
+        w = np.asarray(weights, dtype=float); M = len(w)
+        prep = getattr(self, "_prep_cost_", np.zeros(M))
+        k = int(math.ceil(w.sum() - 1e-12))
+        prior = math.log(2) + (natural_code_length(k) - math.lgamma(k + 1) if k > 0 else 0.0) \
+            + float((np.clip(w, 0, 1) ** self.prior_exponent * (math.log(max(M, 1)) + prep)).sum())
+        if P is None: return self.prior_weight * prior
+        U, counts = self._unique_rows(P, y_idx)
+        return self.prior_weight * prior + self._data_cost(w, U, counts)[0]
+
+    def _unique_rows(self, P, y_idx, tables=None):
+        "Distinct part tuples: their (U, M, J) log-conditional stacks and (U, J) class counts."
+        tables = self.log_conditional_tables_ if tables is None else tables
+        P = np.asarray(P, dtype=np.int64)
+        radix = P.max(axis=0) + 1 if P.size else np.ones(P.shape[1], np.int64)
+        if P.shape[1] and float(np.prod(radix.astype(float))) < 2.0 ** 62:  # one int64 key per row, lexicographic
+            w = np.cumprod(np.r_[radix[1:], 1][::-1])[::-1]
+            keys, first, inv = np.unique(P @ w, return_index=True, return_inverse=True)
+            uniq = P[first]
+        else: uniq, inv = np.unique(P, axis=0, return_inverse=True)
+        J = len(self.class_count_)
+        C = np.bincount(inv.ravel() * J + y_idx, minlength=len(uniq) * J).reshape(len(uniq), J).astype(float)
+        L = np.stack([t[uniq[:, m]] for m, t in enumerate(tables)], axis=1)
+        return L, C
+
+    def _data_cost(self, w, L, C):
+        "-sum log of Khiops-smoothed p_w(y | D) over distinct rows, and its gradient in w."
+        N, J = self.n_total_, len(self.class_count_)
+        s = self.class_log_prior_ + np.einsum("umj,m->uj", L, w)
+        p = softmax(s, axis=1)
+        q = N * p + 0.5 / J
+        cost = -(C * (np.log(q) - math.log(N + 0.5))).sum()
+        g = C * N * p / q                       # (U, J)
+        ds = -(g - p * g.sum(axis=1, keepdims=True))
+        return cost, np.einsum("uj,umj->m", ds, L)
+
+# %% ../../nbs/11_naive_bayes.ipynb #b95534c4
+class _WeightLearning:
+    "The weights: uniform, fixed, or minimizing Khiops' criterion (L-BFGS-B from two starts, the better kept)."
+    def _learn_weights(self, P, y_idx) -> np.ndarray:
+        M = len(self.counts_)
+        if isinstance(self.weights, str):
+            if self.weights == "uniform": self.n_iter_ = 0; return np.ones(M)
+            if self.weights != "khiops": raise ValueError(f"weights must be 'khiops', 'uniform' or an array, got {self.weights!r}")
+        else:
+            w = np.asarray(self.weights, dtype=float); self.n_iter_ = 0
+            if w.shape != (M,) or (w < 0).any() or (w > 1).any():
+                raise ValueError(f"weights must be 'khiops', 'uniform' or {M} values in [0, 1]")
+            return w
+        active = self.n_parts_ > 1
+        self.n_iter_ = 0
+        if not active.any() or len(self.classes_) < 2: return np.zeros(M)
+        L, C = self._unique_rows(P[:, active], y_idx, [t for t, a in zip(self.log_conditional_tables_, active) if a])
+        a = self.prior_weight; e = self.prior_exponent
+        c_m = math.log(M) + self._prep_cost_[active]
+
+        def fun(v):
+            cost, grad = self._data_cost(v, L, C)
+            vv = np.maximum(v, 1e-9)
+            return cost + a * float((vv ** e * c_m).sum()), grad + a * e * vv ** (e - 1) * c_m
+
+        best = None
+        for start in (0.5, 1.0):
+            with threadpool_limits(1, user_api="blas"):   # tiny problems: BLAS threads only cost here
+                r = minimize(fun, np.full(active.sum(), start), jac=True, method="L-BFGS-B",
+                             bounds=[(0.0, 1.0)] * int(active.sum()), options={"maxiter": self.max_iter})
+            w = np.zeros(M); w[active] = np.clip(r.x, 0, 1); w[w < 1e-6] = 0.0
+            k = int(math.ceil(w.sum() - 1e-12))
+            full = fun(w[active])[0] + a * (math.log(2) + (natural_code_length(k) - math.lgamma(k + 1) if k > 0 else 0.0))
+            if best is None or full < best[0]: best = (full, w); self.n_iter_ = int(r.nit)
+        return best[1]
+
+# %% ../../nbs/11_naive_bayes.ipynb #8c2834cf
+class _Constructors:
+    "Fitted models without `fit`: from count tables alone (`from_counts`), or from a dictionary Khiops wrote (`from_khiops`)."
     @classmethod
     def from_counts(cls,
                     counts: list,  # M tables (I_m, J) of training class counts per part (each sums to N)
@@ -248,7 +380,19 @@ class WeightedNaiveBayes(JointLogLikelihoodClassifier):
         self.criterion_ = np.nan  # Khiops' preparation costs are not in the dictionary
         return self
 
-    # ---- fitting ------------------------------------------------------------------------
+# %% ../../nbs/11_naive_bayes.ipynb #a8c56caf
+class WeightedNaiveBayes(_Constructors, _WeightLearning, _Criterion, _Tables, _Params):
+    """Weighted naive Bayes on MODL-recoded variables (Khiops' selective naive Bayes).
+
+    Recoding is delegated to `MODLEncoder` (`xai_geometry.naive_bayes.modl`); weight learning to
+    `scipy.optimize.minimize(method="L-BFGS-B")`. Fitted attributes: `classes_` (J,),
+    `class_count_` (J,), `counts_` (list of M (I_m, J) tables), `weights_` (M,),
+    `log_conditional_tables_` (list of M (I_m, J) tables of log p(i | C_j)), `encoder_`,
+    `criterion_` (Khiops' regularized cost of the weights), `n_features_in_`, `feature_names_in_`.
+    `predict`, `predict_proba` and `predict_log_proba` come from `xai_geometry.base.JointLogLikelihoodClassifier`
+    (`predict_log_proba` adds Khiops' smoothing when `smoothing=True`). Every option is checked at `fit`
+    (scikit-learn's `_parameter_constraints`; a wrong one raises `InvalidParameterError` naming it).
+    """
     def fit(self, X, y):
         "Recode X with MODL, count, and learn the weights."
         validate_params(self)
@@ -268,141 +412,6 @@ class WeightedNaiveBayes(JointLogLikelihoodClassifier):
         self.weights_ = self._learn_weights(P, y_idx)
         self.criterion_ = self.khiops_criterion(self.weights_, P, y_idx)
         return self
-
-    def _preparation_costs(self) -> np.ndarray:
-        "MODL preparation cost per variable (Khiops' `preparationCost`): the encoder's total cost minus the data and construction costs."
-        cost = getattr(self.encoder_, "cost_", None)
-        if cost is None: return np.zeros(len(self.counts_))
-        data = np.array([gammaln(c.sum(axis=1) + 1).sum() - gammaln(c + 1).sum() for c in self.counts_])
-        construction = math.log(2) + np.where(self.n_parts_ > 1, math.log(max(len(self.counts_), 1)), 0.0)
-        return np.asarray(cost, dtype=float) - data - construction
-
-    def khiops_criterion(self, weights, P=None, y_idx=None) -> float:
-        "Khiops' regularized cost c(w) (data cost over the rows (P, y_idx); prior only when P is None)."
-        w = np.asarray(weights, dtype=float); M = len(w)
-        prep = getattr(self, "_prep_cost_", np.zeros(M))
-        k = int(math.ceil(w.sum() - 1e-12))
-        prior = math.log(2) + (natural_code_length(k) - math.lgamma(k + 1) if k > 0 else 0.0) \
-            + float((np.clip(w, 0, 1) ** self.prior_exponent * (math.log(max(M, 1)) + prep)).sum())
-        if P is None: return self.prior_weight * prior
-        U, counts = self._unique_rows(P, y_idx)
-        return self.prior_weight * prior + self._data_cost(w, U, counts)[0]
-
-    def _unique_rows(self, P, y_idx, tables=None):
-        "Distinct part tuples: their (U, M, J) log-conditional stacks and (U, J) class counts."
-        tables = self.log_conditional_tables_ if tables is None else tables
-        P = np.asarray(P, dtype=np.int64)
-        radix = P.max(axis=0) + 1 if P.size else np.ones(P.shape[1], np.int64)
-        if P.shape[1] and float(np.prod(radix.astype(float))) < 2.0 ** 62:  # one int64 key per row, lexicographic
-            w = np.cumprod(np.r_[radix[1:], 1][::-1])[::-1]
-            keys, first, inv = np.unique(P @ w, return_index=True, return_inverse=True)
-            uniq = P[first]
-        else: uniq, inv = np.unique(P, axis=0, return_inverse=True)
-        J = len(self.class_count_)
-        C = np.bincount(inv.ravel() * J + y_idx, minlength=len(uniq) * J).reshape(len(uniq), J).astype(float)
-        L = np.stack([t[uniq[:, m]] for m, t in enumerate(tables)], axis=1)
-        return L, C
-
-    def _data_cost(self, w, L, C):
-        "-sum log of Khiops-smoothed p_w(y | D) over distinct rows, and its gradient in w."
-        N, J = self.n_total_, len(self.class_count_)
-        s = self.class_log_prior_ + np.einsum("umj,m->uj", L, w)
-        p = softmax(s, axis=1)
-        q = N * p + 0.5 / J
-        cost = -(C * (np.log(q) - math.log(N + 0.5))).sum()
-        g = C * N * p / q                       # (U, J)
-        ds = -(g - p * g.sum(axis=1, keepdims=True))
-        return cost, np.einsum("uj,umj->m", ds, L)
-
-    def _learn_weights(self, P, y_idx) -> np.ndarray:
-        M = len(self.counts_)
-        if isinstance(self.weights, str):
-            if self.weights == "uniform": self.n_iter_ = 0; return np.ones(M)
-            if self.weights != "khiops": raise ValueError(f"weights must be 'khiops', 'uniform' or an array, got {self.weights!r}")
-        else:
-            w = np.asarray(self.weights, dtype=float); self.n_iter_ = 0
-            if w.shape != (M,) or (w < 0).any() or (w > 1).any():
-                raise ValueError(f"weights must be 'khiops', 'uniform' or {M} values in [0, 1]")
-            return w
-        active = self.n_parts_ > 1
-        self.n_iter_ = 0
-        if not active.any() or len(self.classes_) < 2: return np.zeros(M)
-        L, C = self._unique_rows(P[:, active], y_idx, [t for t, a in zip(self.log_conditional_tables_, active) if a])
-        a = self.prior_weight; e = self.prior_exponent
-        c_m = math.log(M) + self._prep_cost_[active]
-
-        def fun(v):
-            cost, grad = self._data_cost(v, L, C)
-            vv = np.maximum(v, 1e-9)
-            return cost + a * float((vv ** e * c_m).sum()), grad + a * e * vv ** (e - 1) * c_m
-
-        best = None
-        for start in (0.5, 1.0):
-            with threadpool_limits(1, user_api="blas"):   # tiny problems: BLAS threads only cost here
-                r = minimize(fun, np.full(active.sum(), start), jac=True, method="L-BFGS-B",
-                             bounds=[(0.0, 1.0)] * int(active.sum()), options={"maxiter": self.max_iter})
-            w = np.zeros(M); w[active] = np.clip(r.x, 0, 1); w[w < 1e-6] = 0.0
-            k = int(math.ceil(w.sum() - 1e-12))
-            full = fun(w[active])[0] + a * (math.log(2) + (natural_code_length(k) - math.lgamma(k + 1) if k > 0 else 0.0))
-            if best is None or full < best[0]: best = (full, w); self.n_iter_ = int(r.nit)
-        return best[1]
-
-    # ---- prediction ---------------------------------------------------------------------
-    def part_indices(self, X) -> np.ndarray:
-        "(n, M) int64 part index of every row and variable (the model's recoding of X)."
-        check_is_fitted(self, "weights_")
-        return np.asarray(self.encoder_.transform(_as_frame(self, X, reset=False)), dtype=np.int64)
-
-    def log_conditionals_from_parts(self, P) -> np.ndarray:
-        "(n, M, J) log p(D_m | C_j), unweighted, of rows already recoded as (n, M) part indices (`part_indices`)."
-        return gather_tables(self.log_conditional_tables_, P, len(self.classes_))
-
-    def log_conditionals(self, X) -> np.ndarray:
-        "(n, M, J) log p(D_m | C_j), unweighted."
-        return self.log_conditionals_from_parts(self.part_indices(X))
-
-    def joint_log_proba_from_parts(self, P) -> np.ndarray:
-        "(n, J) log p(C_j) + sum_m w_m log p(D_m | C_j) of rows already recoded as (n, M) part indices."
-        s = np.tile(self.class_log_prior_, (len(P), 1))
-        for m, t in enumerate(self.log_conditional_tables_):
-            if self.weights_[m] != 0: s += self.weights_[m] * t[P[:, m]]
-        return s
-
-    def predict_joint_log_proba(self, X) -> np.ndarray:
-        "(n, J) joint log-likelihood log p(C_j) + sum_m w_m log p(D_m | C_j) (the unnormalized log posterior)."
-        return self.joint_log_proba_from_parts(self.part_indices(X))
-
-    def joint_log_likelihood(self, X) -> np.ndarray:
-        "Deprecated alias of `predict_joint_log_proba` (removed in the next release)."
-        warnings.warn("WeightedNaiveBayes.joint_log_likelihood is deprecated and will be removed in the next "
-                      "release; use predict_joint_log_proba", FutureWarning, stacklevel=2)
-        return self.predict_joint_log_proba(X)
-
-    def _smooth(self, logp: np.ndarray) -> np.ndarray:
-        "Khiops' final probability smoothing (when `smoothing=True`), on log-probabilities."
-        if not self.smoothing: return logp
-        J, N = len(self.classes_), self.n_total_
-        return np.log((np.exp(logp) + 0.5 / (J * (N + 1))) / (1 + 0.5 / (N + 1)))
-
-    def log_proba_from_parts(self, P) -> np.ndarray:
-        "(n, J) log p_w(C_j | D) of rows already recoded as part indices (Khiops-smoothed if `smoothing`)."
-        s = self.joint_log_proba_from_parts(P)
-        return self._smooth(s - logsumexp(s, axis=1, keepdims=True))
-
-    def predict_log_proba(self, X) -> np.ndarray:
-        "(n, J) log p_w(C_j | D) (exact weighted posterior; Khiops-smoothed if `smoothing`)."
-        return self._smooth(super().predict_log_proba(X))
-
-    def _check_fixed_weights(self):
-        "Fixed `weights` (an array) must be n_features_in_ finite values in [0, 1]."
-        if isinstance(self.weights, str): return
-        M = self.n_features_in_
-        try: w = np.asarray(self.weights, dtype=float)
-        except (TypeError, ValueError): raise TypeError(f"weights must be 'khiops', 'uniform' or {M} numbers, got {self.weights!r}") from None
-        if w.shape != (M,) or not np.isfinite(w).all() or (w < 0).any() or (w > 1).any():
-            raise ValueError(f"weights must be 'khiops', 'uniform' or {M} finite values in [0, 1] (one per column of X), "
-                             f"got {self.weights!r}")
-
 
 # %% ../../nbs/11_naive_bayes.ipynb #126a0fa7
 def random_model(rng: np.random.Generator,

@@ -15,20 +15,20 @@ from sklearn.exceptions import NotFittedError
 
 from ..explanation import Explanation, _label, check_output, class_explanation, output_text
 from .classifier import WeightedNaiveBayes, gather_tables
-from .sklearn_models import COMPLEMENTS, OUTPUTS, check_naive_bayes
+from .sklearn_models import COMPLEMENTS, OUTPUTS, _AdditiveView, check_naive_bayes
 from ..validation import PER_FEATURE_STEPS, StrOptions, check_features, check_params, pipeline_parts
-
 
 # %% auto #0
 __all__ = ['explain', 'complement_log_tables', 'log_odds_tables', 'term_tables', 'part_frequencies', 'shapley_tables',
-           'prior_log_odds', 'log_odds_contributions', 'one_vs_rest_log_odds', 'base_values', 'expected_log_odds',
-           'explained_output', 'shapley_values', 'exact_shapley_values', 'Prepared']
+           'prior_log_odds', 'WeightedNaiveBayesView', 'naive_bayes_view', 'log_odds_contributions',
+           'one_vs_rest_log_odds', 'base_values', 'expected_log_odds', 'explained_output', 'shapley_values',
+           'exact_shapley_values', 'Prepared']
 
 # %% ../../nbs/12_shapley.ipynb #08972e6c
 from ..explainers.coalitions import coalition_shapley   # the reference: enumeration of the 2^M coalitions
 
 
-# %% ../../nbs/12_shapley.ipynb #d4151528
+# %% ../../nbs/12_shapley.ipynb #faf85712
 def _check_options(output: str = "log_odds", complement: str = "pooled", caller: str = "shapley_values") -> str:
     "The output's name (a former one mapped, with a FutureWarning) and the complement, checked; returns the output."
     output = check_output(output, OUTPUTS, caller)
@@ -72,7 +72,7 @@ def complement_log_tables(model: WeightedNaiveBayes,
             out.append(np.log(mix / (N - Nj)))
     return out
 
-
+# %% ../../nbs/12_shapley.ipynb #d47724dd
 def log_odds_tables(model: WeightedNaiveBayes, complement: str = "pooled") -> list[np.ndarray]:
     "M tables (I_m, J) of l_m^(j) = w_m log p(i | C_j) / p(i | C̄_j) (eq. (6))."
     return [w * (logp - logc) for w, logp, logc in
@@ -110,151 +110,60 @@ def prior_log_odds(model: WeightedNaiveBayes) -> np.ndarray:
     Nj = model.class_count_.astype(float); N = Nj.sum()
     return np.zeros(1) if len(Nj) == 1 else np.log(Nj / (N - Nj))
 
-
-def _constant(model, view, output, complement) -> np.ndarray:
-    "(J,) the part of the output that depends on no feature (prior log-odds, or the class log-prior, centred or not)."
-    if view is not None: return view.terms(output, complement)[1]
-    if output == "log_odds": return prior_log_odds(model)
-    prior = model.class_log_prior_.astype(float)
-    return prior if output == "joint_log_likelihood" else prior - prior.mean()
-
-
-# %% ../../nbs/12_shapley.ipynb #b08e2bc1
-def log_odds_contributions(model, X, *, complement: str = "pooled") -> np.ndarray:
-    "(n, M, J) one-vs-rest log-odds contributions l_m^(j)(x) (eq. (6)) of a weighted or scikit-learn naive Bayes."
-    view = check_naive_bayes(model); _check_options(complement=complement)
-    if view is None: return gather_tables(log_odds_tables(model, complement), _parts(model, X), len(model.classes_))
-    terms, _ = view.terms("log_odds", complement)
-    return view.evaluate(terms, view.check(X))
+# %% ../../nbs/12_shapley.ipynb #fb969e90
+class _PartTables:
+    "t[m, k](x) = T_m[x_m, k] for part indices x: a weighted naive Bayes's per-variable tables, one gather for a batch."
+    def __init__(self, tables, n_classes: int): self.tables, self.n_classes = tables, n_classes
+    def __call__(self, P): return gather_tables(self.tables, P, self.n_classes)
+    def expect(self, view): return self.under(view.frequencies)
+    def under(self, frequencies) -> np.ndarray:
+        "(M, K) E[t_m] under the part frequencies of every variable."
+        if not self.tables: return np.zeros((0, self.n_classes))
+        return np.stack([f @ t for f, t in zip(frequencies, self.tables)])
 
 
-def one_vs_rest_log_odds(model, X, *, complement: str = "pooled") -> np.ndarray:
-    "(n, J) r_j(x) = log p(C_j)/p(C̄_j) + sum_m l_m^(j)(x)."
-    view = check_naive_bayes(model)
-    return _constant(model, view, "log_odds", complement) + log_odds_contributions(model, X, complement=complement).sum(axis=1)
+class WeightedNaiveBayesView(_AdditiveView):
+    """The terms adapter of a fitted `WeightedNaiveBayes`: the interface of scikit-learn's `NaiveBayesView`
+    (`check`, `terms`, `evaluate`, `expected`, `explained`, `joint_log_proba`) on the model's part indices, its
+    terms the per-variable tables above (`term_tables`) and its training marginals the count tables'. Every
+    part-A function reads a naive Bayes, part A's or scikit-learn's, through one of the two (`naive_bayes_view`)."""
+    tabulated, logit_from_model = True, False
+    marginals = "product of the training marginals (the count tables)"
+
+    def __init__(self, model):
+        check_naive_bayes(model)                                   # fitted, or an error naming `model`
+        self.model, self.classes_ = model, model.classes_
+        self.n_classes, self.n_features = len(model.classes_), len(model.weights_)
+        names = getattr(model, "feature_names_in_", None)
+        self.feature_names = [str(c) for c in names] if names is not None else [f"x{i}" for i in range(self.n_features)]
+        self.frequencies = part_frequencies(model)                 # the training marginals P(D_m = i) = N_i / N
+
+    def check(self, X, name: str = "X") -> np.ndarray:
+        "(n, M) part indices of the rows X (the model's recoding); errors name the argument."
+        return _parts(self.model, X, name)
+
+    def joint_log_proba(self, P) -> np.ndarray:
+        "(n, J) the model's own joint log-likelihood of rows recoded as part indices."
+        return self.model.joint_log_proba_from_parts(P)
+
+    def terms(self, output: str = "log_odds", complement: str = "pooled"):
+        "The per-variable terms of `output` (`_PartTables`) and its constant (J,): prior log-odds, or the class log-prior, centred or not."
+        tables = _PartTables(term_tables(self.model, output, complement), self.n_classes)
+        if output == "log_odds": return tables, prior_log_odds(self.model)
+        prior = self.model.class_log_prior_.astype(float)
+        return tables, prior if output == "joint_log_likelihood" else prior - prior.mean()
+
+    def expected(self, terms, background=None) -> np.ndarray:
+        "(M, J) E_b[t_m(b_m)] under the training marginals, or under the part frequencies of the `background` rows."
+        return terms.under(self.frequencies if background is None else part_frequencies(self.model, background))
 
 
-def _n_rows(model, view, X) -> int:
-    return len(_parts(model, X) if view is None else view.check(X))
+def naive_bayes_view(model):
+    """The view of a fitted naive Bayes through which every part-A function reads it: a `WeightedNaiveBayesView`
+    or a scikit-learn model's `NaiveBayesView`; a `TypeError` or `NotFittedError` naming `model` for anything else."""
+    return WeightedNaiveBayesView(model) if isinstance(model, WeightedNaiveBayes) else check_naive_bayes(model)
 
-
-def base_values(model,  # a fitted naive Bayes (see `explain`), or a Pipeline of per-feature steps ending in one
-                X=None,  # rows: the base is the same for every row; given, it is repeated (n, J)
-                *, output: str = "log_odds",  # a name of OUTPUTS: "log_odds", "joint_log_likelihood", "centred_log_likelihood"
-                complement: str = "pooled",  # "pooled" (Khiops 11) or "mixture" (eq. (7)); log-odds of 3+ classes only
-                background=None,  # None: the training marginals the model stores; or rows (B, M)
-               ) -> np.ndarray:  # (J,), or (n, J) with X
-    """The Shapley base value E_b[output] of every class under the background (default: the product of the
-    training marginals), the base of `shapley_values`: values.sum(1) + base = the output (`explained_output`)."""
-    output = _check_options(output, complement, caller="base_values")
-    if _is_pipeline(model):
-        final, Xt, Bt = _through_pipeline(model, X, background)
-        return base_values(final, Xt, output=output, complement=complement, background=Bt)
-    view = check_naive_bayes(model)
-    if view is None:
-        e = _constant(model, None, output, complement).copy()
-        for f, t in zip(part_frequencies(model, background), term_tables(model, output, complement)):
-            e = e + f @ t
-    else:
-        terms, const = view.terms(output, complement)
-        e = const + view.expected(terms, background).sum(axis=0)
-    return e if X is None else np.tile(e, (_n_rows(model, view, X), 1))
-
-
-def expected_log_odds(model, *, complement: str = "pooled", background=None) -> np.ndarray:
-    "(J,) E[r_j] under the product of the training marginals (the Shapley base value of the log-odds)."
-    return base_values(model, output="log_odds", complement=complement, background=background)
-
-
-def explained_output(model, X, *, output: str = "log_odds", complement: str = "pooled") -> np.ndarray:
-    """(n, J) the quantity the Shapley values explain, computed from the model: the one-vs-rest log-odds r_j, the
-    joint log-likelihood log p(x, C_j) (`predict_joint_log_proba`) or the latter minus its mean over the classes.
-    For a scikit-learn model the joint log-likelihood and the binary log-odds come from its own `predict_joint_log_proba`."""
-    output = _check_options(output, complement, caller="explained_output")
-    if _is_pipeline(model):
-        final, Xt, _ = _through_pipeline(model, X, None)
-        return explained_output(final, Xt, output=output, complement=complement)
-    view = check_naive_bayes(model)
-    if view is None:
-        if output == "log_odds": return one_vs_rest_log_odds(model, X, complement=complement)
-        jll = model.predict_joint_log_proba(X)
-    else:
-        A = view.check(X)
-        if output == "log_odds" and view.n_classes != 2:
-            terms, const = view.terms("log_odds", complement)
-            return const + view.evaluate(terms, A).sum(axis=1)
-        jll = view.joint_log_proba(A)
-        if output == "log_odds":
-            r = jll[:, 1] - jll[:, 0]
-            return np.stack([-r, r], axis=1)
-    return jll if output == "joint_log_likelihood" else jll - jll.mean(axis=1, keepdims=True)
-
-
-def shapley_values(model,  # a fitted WeightedNaiveBayes (or from_counts / from_khiops), or a fitted scikit-learn naive Bayes
-                   X,  # rows to explain (DataFrame or array; part indices for a count-table model)
-                   *, output: str = "log_odds",  # "log_odds" (one-vs-rest), "joint_log_likelihood" or "centred_log_likelihood"
-                   complement: str = "pooled",  # complement of a class for the log-odds: "pooled" (Khiops 11) or "mixture" (eq. (7))
-                   background=None,  # None: the training marginals; or rows (B, M) whose marginals replace them
-                  ) -> np.ndarray:  # (n, M, J)
-    """Exact interventional Shapley values phi_m^(j)(x) = t_m^(j)(x_m) - E_b[t_m^(j)(b_m)] of every row, feature
-    and class (eq. (21)): the fast layer under `explain`. The output is a sum of per-feature terms t, so this is
-    its interventional Shapley value for any background rows, independent features or not: the value of a
-    coalition, E_b[f(x_S, b_rest)], reads only the background's marginals."""
-    output = _check_options(output, complement)
-    if _is_pipeline(model):
-        final, Xt, Bt = _through_pipeline(model, X, background)
-        return shapley_values(final, Xt, output=output, complement=complement, background=Bt)
-    view = check_naive_bayes(model)
-    if view is None:
-        return gather_tables(shapley_tables(model, complement, output=output, background=background),
-                             _parts(model, X), len(model.classes_))
-    terms, _ = view.terms(output, complement)
-    return view.evaluate(terms, view.check(X)) - view.expected(terms, background)
-
-
-def exact_shapley_values(model, X, *,
-                         output: str = "log_odds", complement: str = "pooled",
-                         background=None,  # None: product of training marginals (WeightedNaiveBayes only); or (B, M) rows
-                        ) -> np.ndarray:  # (n, M, J)
-    """Shapley values of the output by enumeration of the 2^M coalitions (M <= 14): the reference.
-
-    The game is v_j(S) = E[f_j(x_S, b_{not S})]. With a background of B rows, f is evaluated on every hybrid row
-    (x_S, b_{not S}) and averaged — for a scikit-learn model through its own `predict_joint_log_proba`
-    (`explained_output`), a black box. Without `background` (weighted naive Bayes only), b follows the product
-    of the training marginals and the expectation is taken variable by variable from the count tables.
-    """
-    output = _check_options(output, complement, caller="exact_shapley_values")
-    view = check_naive_bayes(model)
-    if view is None:
-        P = _parts(model, X); M = P.shape[1]; J = len(model.classes_)
-        tabs = term_tables(model, output, complement); const = _constant(model, None, output, complement)
-        if M > 14: raise ValueError(f"X: exact enumeration needs M <= 14 variables, got {M}")
-        if background is None:
-            own = gather_tables(tabs, P, J)                                             # (n, M, J)
-            mean = np.stack([f @ t for f, t in zip(part_frequencies(model), tabs)]) if M else np.zeros((0, J))
-            def value(mask): return const + own[:, mask].sum(axis=1) + mean[~mask].sum(axis=0)
-        else:
-            B = _background_parts(model, background)
-            def value(mask):
-                hyb = np.where(mask, P[:, None, :], B[None, :, :]).reshape(-1, M)      # (n*B, M)
-                r = const + gather_tables(tabs, hyb, J).sum(axis=1)
-                return r.reshape(len(P), len(B), J).mean(axis=1)
-        return coalition_shapley(value, M)
-    A = view.check(X); M = view.n_features
-    if M > 14: raise ValueError(f"X: exact enumeration needs M <= 14 features, got {M}")
-    if background is None:
-        raise ValueError("background: enumeration for a scikit-learn model needs background rows (e.g. the training rows)")
-    B = view.check(background, name="background")
-    names = view.feature_names
-    def value(mask):
-        hyb = np.where(mask, A[:, None, :], B[None, :, :]).reshape(-1, M)
-        f = explained_output(model, pd.DataFrame(hyb, columns=names) if hasattr(model, "feature_names_in_") else hyb,
-                             output=output, complement=complement)
-        return f.reshape(len(A), len(B), -1).mean(axis=1)
-    return coalition_shapley(value, M)
-
-
-# %% ../../nbs/12_shapley.ipynb #abeec14d
+# %% ../../nbs/12_shapley.ipynb #bd14af17
 _WHY = ("a naive Bayes is a sum of per-feature terms, and stays one through steps that transform each feature "
         "alone, so its Shapley values belong to the raw features")
 
@@ -271,22 +180,119 @@ def _dense(model, R):
     return R if isinstance(final, WeightedNaiveBayes) else R.toarray()
 
 
-def _through_pipeline(model, X, background):
-    "The final naive Bayes of a pipeline of per-feature steps, and X and the background as it sees them (None stays None)."
+def _pipeline_steps(model):
+    "The per-feature steps of a pipeline and the view of its final naive Bayes (each checked once, errors naming them)."
     steps, final = pipeline_parts(model, PER_FEATURE_STEPS, why=_WHY)
-    check_naive_bayes(final)
+    return steps, final, naive_bayes_view(final)
+
+
+def _through(model, steps, final, R, name: str):
+    "Rows R (raw, matched to the pipeline's columns by name) as the final naive Bayes sees them; None stays None."
+    if R is None: return None
+    R = _dense(model, R)
+    A = check_features(model, R, reset=False, numeric=False, allow_nan=True, name=name)   # matched by name
+    Z = A if hasattr(model, "feature_names_in_") else A.to_numpy()
+    for s in steps: Z = s.transform(Z)
     names = getattr(final, "feature_names_in_", None)
-    def through(R, name):
-        if R is None: return None
-        R = _dense(model, R)
-        A = check_features(model, R, reset=False, numeric=False, allow_nan=True, name=name)   # matched by name
-        Z = A if hasattr(model, "feature_names_in_") else A.to_numpy()
-        for s in steps: Z = s.transform(Z)
-        if names is not None and not isinstance(Z, pd.DataFrame): Z = pd.DataFrame(np.asarray(Z), columns=list(names))
-        return Z
-    return final, through(X, "X"), through(background, "background")
+    if names is not None and not isinstance(Z, pd.DataFrame): Z = pd.DataFrame(np.asarray(Z), columns=list(names))
+    return Z
 
 
+def _resolve(model, X, background):
+    "The view of the naive Bayes a model ends in (built once), and X and the background as it sees them."
+    if not _is_pipeline(model): return naive_bayes_view(model), X, background
+    steps, final, view = _pipeline_steps(model)
+    return view, _through(model, steps, final, X, "X"), _through(model, steps, final, background, "background")
+
+# %% ../../nbs/12_shapley.ipynb #14809d73
+def log_odds_contributions(model, X, *, complement: str = "pooled") -> np.ndarray:
+    "(n, M, J) one-vs-rest log-odds contributions l_m^(j)(x) (eq. (6)) of a weighted or scikit-learn naive Bayes."
+    view = naive_bayes_view(model); _check_options(complement=complement)
+    terms, _ = view.terms("log_odds", complement)
+    return view.evaluate(terms, view.check(X))
+
+
+def one_vs_rest_log_odds(model, X, *, complement: str = "pooled") -> np.ndarray:
+    "(n, J) r_j(x) = log p(C_j)/p(C̄_j) + sum_m l_m^(j)(x)."
+    view = naive_bayes_view(model); _check_options(complement=complement)
+    terms, const = view.terms("log_odds", complement)
+    return const + view.evaluate(terms, view.check(X)).sum(axis=1)
+
+
+def base_values(model,  # a fitted naive Bayes (see `explain`), or a Pipeline of per-feature steps ending in one
+                X=None,  # rows: the base is the same for every row; given, it is repeated (n, J)
+                *, output: str = "log_odds",  # a name of OUTPUTS: "log_odds", "joint_log_likelihood", "centred_log_likelihood"
+                complement: str = "pooled",  # "pooled" (Khiops 11) or "mixture" (eq. (7)); log-odds of 3+ classes only
+                background=None,  # None: the training marginals the model stores; or rows (B, M)
+               ) -> np.ndarray:  # (J,), or (n, J) with X
+    """The Shapley base value E_b[output] of every class under the background (default: the product of the
+    training marginals), the base of `shapley_values`: values.sum(1) + base = the output (`explained_output`)."""
+    output = _check_options(output, complement, caller="base_values")
+    view, Xt, Bt = _resolve(model, X, background)
+    terms, const = view.terms(output, complement)
+    e = const + view.expected(terms, Bt).sum(axis=0)
+    return e if X is None else np.tile(e, (len(view.check(Xt)), 1))
+
+
+def expected_log_odds(model, *, complement: str = "pooled", background=None) -> np.ndarray:
+    "(J,) E[r_j] under the product of the training marginals (the Shapley base value of the log-odds)."
+    return base_values(model, output="log_odds", complement=complement, background=background)
+
+
+def explained_output(model, X, *, output: str = "log_odds", complement: str = "pooled") -> np.ndarray:
+    """(n, J) the quantity the Shapley values explain, computed from the model: the one-vs-rest log-odds r_j, the
+    joint log-likelihood log p(x, C_j) (`predict_joint_log_proba`) or the latter minus its mean over the classes.
+    For a scikit-learn model the joint log-likelihood and the binary log-odds come from its own `predict_joint_log_proba`."""
+    output = _check_options(output, complement, caller="explained_output")
+    view, Xt, _ = _resolve(model, X, None)
+    return view.explained(view.check(Xt), output, complement)
+
+# %% ../../nbs/12_shapley.ipynb #bb326f2c
+def shapley_values(model,  # a fitted WeightedNaiveBayes (or from_counts / from_khiops), or a fitted scikit-learn naive Bayes
+                   X,  # rows to explain (DataFrame or array; part indices for a count-table model)
+                   *, output: str = "log_odds",  # "log_odds" (one-vs-rest), "joint_log_likelihood" or "centred_log_likelihood"
+                   complement: str = "pooled",  # complement of a class for the log-odds: "pooled" (Khiops 11) or "mixture" (eq. (7))
+                   background=None,  # None: the training marginals; or rows (B, M) whose marginals replace them
+                  ) -> np.ndarray:  # (n, M, J)
+    """Exact interventional Shapley values phi_m^(j)(x) = t_m^(j)(x_m) - E_b[t_m^(j)(b_m)] of every row, feature
+    and class (eq. (21)): the fast layer under `explain`. The output is a sum of per-feature terms t, so this is
+    its interventional Shapley value for any background rows, independent features or not: the value of a
+    coalition, E_b[f(x_S, b_rest)], reads only the background's marginals."""
+    output = _check_options(output, complement)
+    view, Xt, Bt = _resolve(model, X, background)
+    terms, _ = view.terms(output, complement)
+    return view.evaluate(terms, view.check(Xt)) - view.expected(terms, Bt)
+
+
+def exact_shapley_values(model, X, *,
+                         output: str = "log_odds", complement: str = "pooled",
+                         background=None,  # None: product of training marginals (WeightedNaiveBayes only); or (B, M) rows
+                        ) -> np.ndarray:  # (n, M, J)
+    """Shapley values of the output by enumeration of the 2^M coalitions (M <= 14): the reference.
+
+    The game is v_j(S) = E[f_j(x_S, b_{not S})]. With a background of B rows, f is evaluated on every hybrid row
+    (x_S, b_{not S}) and averaged — for a scikit-learn model through its own `predict_joint_log_proba`
+    (`explained_output`), a black box. Without `background` (weighted naive Bayes only), b follows the product
+    of the training marginals and the expectation is taken variable by variable from the count tables.
+    """
+    output = _check_options(output, complement, caller="exact_shapley_values")
+    view = naive_bayes_view(model)
+    A = view.check(X); M = view.n_features
+    if M > 14: raise ValueError(f"X: exact enumeration needs M <= 14 features, got {M}")
+    if background is None:
+        if not view.tabulated:
+            raise ValueError("background: enumeration for a scikit-learn model needs background rows (e.g. the training rows)")
+        terms, const = view.terms(output, complement)
+        own, mean = view.evaluate(terms, A), view.expected(terms)                        # (n, M, J), (M, J)
+        def value(mask): return const + own[:, mask].sum(axis=1) + mean[~mask].sum(axis=0)
+    else:
+        B = view.check(background, name="background")
+        def value(mask):
+            hyb = np.where(mask, A[:, None, :], B[None, :, :]).reshape(-1, M)      # (n*B, M)
+            return view.explained(hyb, output, complement).reshape(len(A), len(B), -1).mean(axis=1)
+    return coalition_shapley(value, M)
+
+# %% ../../nbs/12_shapley.ipynb #ad09a465
 def _raw_rows(model, X, names) -> pd.DataFrame:
     "The explained rows as given, in the model's column order (a DataFrame matched by name, its index kept)."
     with warnings.catch_warnings():
@@ -314,78 +320,27 @@ def _check_precision(values, base, names, model):
                      f"they add up to is {float(np.abs(values.sum(axis=1) + base)[bad].max()):.3g}: float64 cannot add "
                      "them up, so no explanation of this model holds in this arithmetic")
 
-
-def explain(model,  # a fitted WeightedNaiveBayes, GaussianNB, CategoricalNB, BernoulliNB, MultinomialNB or ComplementNB, or a Pipeline of per-feature steps ending in one
-            X,  # rows to explain (DataFrame or array)
-            *, output: str = "log_odds",  # a name of OUTPUTS: "log_odds" (of each class against the rest), "joint_log_likelihood", "centred_log_likelihood"
-            complement: str = "pooled",  # "pooled" (Khiops 11) or "mixture" (eq. (7)); log-odds of 3+ classes only
-            background=None,  # None: the training marginals the model stores; or rows (B, M) (see `xai_geometry.background_sample`)
-           ) -> Explanation:
-    """Exact interventional Shapley values of a naive Bayes as an `Explanation`: (n, M) of `classes_[1]` for a
-    binary model, (n, M, K) otherwise, with Σ_m values + base = `explained_output(model, X, output=...)`.
-    A `Pipeline` whose steps before the model transform each feature alone (`validation.PER_FEATURE_STEPS`)
-    is explained on the raw features: the model's values at the transformed rows, the background transformed alike.
-    Rows (and background rows) in a scipy.sparse matrix are read as the dense rows they stand for by the scikit-learn
-    models, which take sparse input: the same values, and `data` is the DataFrame of the dense rows."""
-    return Prepared(model, output=output, complement=complement, background=background)(X)
-
-
-class Prepared:
-    """`explain(model, X, output=..., complement=..., background=...)` set up once for a model, so that a call
-    computes only what depends on the rows: `Prepared(model, ...)(X)` equals `explain(model, X, ...)`. At set-up: the
-    options checked, the per-feature term tables (or term functions), their expectation under the background, the
-    base value, the names. A binary `GaussianNB` explaining its log-odds (the most common case of serving) reads
-    a DataFrame with the model's columns, or an array, straight into a matrix and computes its class's column of
-    terms alone, in place, by the same operations (the same floats) as `shapley_values`; any other input, and any
-    row whose terms are not finite, takes the general path, which names the bad argument or column."""
-    def __init__(self, model, *, output: str = "log_odds", complement: str = "pooled", background=None):
-        self.output = _check_options(output, complement, caller="explain")
-        self.model, self.complement = model, complement
-        self.pipeline = _is_pipeline(model)
-        B = _dense(model, background)
-        final, _, Bt = _through_pipeline(model, None, B) if self.pipeline else (model, None, B)
-        self.final, self.view = final, check_naive_bayes(final)
-        self.base = base_values(final, output=self.output, complement=complement, background=Bt)     # (J,)
-        if self.view is None: self.tables = shapley_tables(final, complement, output=self.output, background=Bt)
-        else:
-            self.terms = self.view.terms(self.output, complement)[0]
-            self.expected = self.view.expected(self.terms, Bt)                                          # (M, J)
-        names = getattr(model, "feature_names_in_", getattr(final, "feature_names_in_", None))
-        M = len(final.weights_) if self.view is None else self.view.n_features
-        self.names = [str(c) for c in names] if names is not None else [f"x{i}" for i in range(M)]
-        if self.view is None: bg = "product of the training marginals (the count tables)"
-        else: bg = "the training marginals stored by the model (closed form)"
-        if B is not None: bg = f"{len(B)} background rows (their marginals)"
-        self.info = {"model": type(final).__name__, "output": self.output, "background": bg}
-        if self.output == "log_odds" and len(final.classes_) > 2: self.info["complement"] = complement
-        if self.pipeline: self.info["pipeline"] = [type(s).__name__ for _, s in model.steps[:-1]]
-        self.text = output_text(self.output, final.classes_, complement)
+# %% ../../nbs/12_shapley.ipynb #9c7bd870
+class _GaussianServing:
+    """The serving path of a binary `GaussianNB` explaining its log-odds (the most common case of serving): a DataFrame
+    with the model's columns, or an array, read straight into a matrix, and its class's column of terms computed
+    alone, in place, by the same operations (the same floats) as `shapley_values`; any other input, and any row whose
+    terms are not finite, takes the general path (None here), which names the bad argument or column."""
+    def _serve_gaussian(self):
+        "Set up the path when it applies (a binary GaussianNB's log-odds, no pipeline); else leave it off."
         self._gaussian = None
-        if (not self.pipeline and type(final).__name__ == "GaussianNB" and len(final.classes_) == 2
-                and self.output == "log_odds"):
-            q = self.terms.p                                       # _Quadratic: its (M, 2) parameters, as it computes them
-            L, two_v = -0.5 * np.log(2 * np.pi * q.var), 2 * q.var
-            self._gaussian = [(np.ascontiguousarray(q.mu[:, k]), np.ascontiguousarray(two_v[:, k]),
-                               np.ascontiguousarray(L[:, k])) for k in (1, 0)]
-            self._e1 = np.ascontiguousarray(self.expected[:, 1])
-            self._names_t = tuple(self.names)
-            self._method_info = {**self.info, "class": _label(final.classes_[1])}
-
-    def __call__(self, X) -> Explanation:
-        "The explanation of the rows X (as `explain` gives it)."
-        if self._gaussian is not None:
-            e = self._gaussian_log_odds(X)
-            if e is not None: return e
-        X = _dense(self.model, X)
-        Xt = _through_pipeline(self.model, X, None)[1] if self.pipeline else X
-        if self.view is None: values = gather_tables(self.tables, _parts(self.final, Xt), len(self.final.classes_))
-        else: values = self.view.evaluate(self.terms, self.view.check(Xt)) - self.expected
-        _check_precision(values, self.base, self.names, self.final)
-        return class_explanation(values, self.base, self.final.classes_, output=self.text, data=_raw_rows(self.model, X, self.names),
-                                 feature_names=self.names, method="analytic interventional Shapley values", info=dict(self.info))
+        if self.pipeline or type(self.final).__name__ != "GaussianNB" or len(self.final.classes_) != 2 or self.output != "log_odds":
+            return
+        q = self.terms.p                                           # _Quadratic: its (M, 2) parameters, as it computes them
+        L, two_v = -0.5 * np.log(2 * np.pi * q.var), 2 * q.var
+        self._gaussian = [(np.ascontiguousarray(q.mu[:, k]), np.ascontiguousarray(two_v[:, k]),
+                           np.ascontiguousarray(L[:, k])) for k in (1, 0)]
+        self._e1 = np.ascontiguousarray(self.expected[:, 1])
+        self._names_t = tuple(self.names)
+        self._method_info = {**self.info, "class": _label(self.final.classes_[1])}
 
     def _gaussian_log_odds(self, X):
-        "The serving path of a binary GaussianNB's log-odds (see the class), or None where the general path must decide."
+        "The explanation of the rows X on the serving path, or None where the general path must decide."
         names = getattr(self.final, "feature_names_in_", None)
         if isinstance(X, pd.DataFrame):
             if names is None or len(X.columns) != len(names) or not all(str(a) == b for a, b in zip(X.columns, self.names)): return None
@@ -406,7 +361,61 @@ class Prepared:
         return Explanation._checked(values=t, base_values=np.full(len(A), b), data=data, feature_names=self._names_t,
                                     output=self.text, method="analytic interventional Shapley values", info=dict(self._method_info))
 
+# %% ../../nbs/12_shapley.ipynb #715af04e
+class Prepared(_GaussianServing):
+    """`explain(model, X, output=..., complement=..., background=...)` set up once for a model, so that a call
+    computes only what depends on the rows: `Prepared(model, ...)(X)` equals `explain(model, X, ...)`. At set-up, each
+    once: the options checked, the pipeline's steps and the view of its naive Bayes (`naive_bayes_view`), the
+    per-feature terms, their expectation under the background, the base value, the names. A binary `GaussianNB`
+    explaining its log-odds is served by the path above."""
+    def __init__(self, model, *, output: str = "log_odds", complement: str = "pooled", background=None):
+        self.output = _check_options(output, complement, caller="explain")
+        self.model, self.complement = model, complement
+        self.pipeline = _is_pipeline(model)
+        B = _dense(model, background)
+        if self.pipeline:
+            self.steps, final, view = _pipeline_steps(model)
+            Bt = _through(model, self.steps, final, B, "background")
+        else: final, view, Bt = model, naive_bayes_view(model), B
+        self.final, self.view = final, view
+        self.terms, const = view.terms(self.output, complement)
+        self.expected = view.expected(self.terms, Bt)                                              # (M, J)
+        self.base = const + self.expected.sum(axis=0)                                              # (J,)
+        names = getattr(model, "feature_names_in_", getattr(final, "feature_names_in_", None))
+        self.names = [str(c) for c in names] if names is not None else [f"x{i}" for i in range(view.n_features)]
+        bg = view.marginals if B is None else f"{len(B)} background rows (their marginals)"
+        self.info = {"model": type(final).__name__, "output": self.output, "background": bg, "base_kind": "expectation"}
+        if self.output == "log_odds" and len(final.classes_) > 2: self.info["complement"] = complement
+        if self.pipeline: self.info["pipeline"] = [type(s).__name__ for _, s in model.steps[:-1]]
+        self.text = output_text(self.output, final.classes_, complement)
+        self._serve_gaussian()
 
+    def __call__(self, X) -> Explanation:
+        "The explanation of the rows X (as `explain` gives it)."
+        if self._gaussian is not None:
+            e = self._gaussian_log_odds(X)
+            if e is not None: return e
+        X = _dense(self.model, X)
+        Xt = _through(self.model, self.steps, self.final, X, "X") if self.pipeline else X
+        values = self.view.evaluate(self.terms, self.view.check(Xt)) - self.expected
+        _check_precision(values, self.base, self.names, self.final)
+        return class_explanation(values, self.base, self.final.classes_, output=self.text, data=_raw_rows(self.model, X, self.names),
+                                 feature_names=self.names, method="analytic interventional Shapley values", info=dict(self.info))
+
+# %% ../../nbs/12_shapley.ipynb #b3f04452
+def explain(model,  # a fitted WeightedNaiveBayes, GaussianNB, CategoricalNB, BernoulliNB, MultinomialNB or ComplementNB, or a Pipeline of per-feature steps ending in one
+            X,  # rows to explain (DataFrame or array)
+            *, output: str = "log_odds",  # a name of OUTPUTS: "log_odds" (of each class against the rest), "joint_log_likelihood", "centred_log_likelihood"
+            complement: str = "pooled",  # "pooled" (Khiops 11) or "mixture" (eq. (7)); log-odds of 3+ classes only
+            background=None,  # None: the training marginals the model stores; or rows (B, M) (see `xai_geometry.background_sample`)
+           ) -> Explanation:
+    """Exact interventional Shapley values of a naive Bayes as an `Explanation`: (n, M) of `classes_[1]` for a
+    binary model, (n, M, K) otherwise, with Σ_m values + base = `explained_output(model, X, output=...)`.
+    A `Pipeline` whose steps before the model transform each feature alone (`validation.PER_FEATURE_STEPS`)
+    is explained on the raw features: the model's values at the transformed rows, the background transformed alike.
+    Rows (and background rows) in a scipy.sparse matrix are read as the dense rows they stand for by the scikit-learn
+    models, which take sparse input: the same values, and `data` is the DataFrame of the dense rows."""
+    return Prepared(model, output=output, complement=complement, background=background)(X)
 
 # %% ../../nbs/12_shapley.ipynb #d5a0c127
 # rows in a dask DataFrame or array: the same explanation, lazily, partition by partition (nbs/43_cluster.ipynb)

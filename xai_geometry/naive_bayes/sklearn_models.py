@@ -20,7 +20,7 @@ from ..validation import check_features
 # %% auto #0
 __all__ = ['SKLEARN_NAIVE_BAYES', 'OUTPUTS', 'COMPLEMENTS', 'NaiveBayesView', 'check_naive_bayes']
 
-# %% ../../nbs/15_sklearn_naive_bayes.ipynb #94d58965
+# %% ../../nbs/15_sklearn_naive_bayes.ipynb #4be5dd6a
 SKLEARN_NAIVE_BAYES = (GaussianNB, CategoricalNB, BernoulliNB, MultinomialNB, ComplementNB)
 OUTPUTS = ("log_odds", "joint_log_likelihood", "centred_log_likelihood")   # the names of xai_geometry.explanation.OUTPUTS a naive Bayes offers
 COMPLEMENTS = ("pooled", "mixture")
@@ -70,7 +70,7 @@ class _GaussianMixture:
         return logsumexp(comp[:, None, :, :] + logW[None, :, :, None], axis=2).transpose(0, 2, 1)
     def expect(self, view): return None                                           # no closed form
 
-
+# %% ../../nbs/15_sklearn_naive_bayes.ipynb #54a2e939
 class _Difference:
     "p - q (a log-odds term: class minus complement)."
     def __init__(self, p, q): self.p, self.q = p, q
@@ -105,26 +105,65 @@ class _Zero:
     def __call__(self, A): return np.zeros((len(A), self.M, 1))
     def expect(self, view): return np.zeros((self.M, 1))
 
+# %% ../../nbs/15_sklearn_naive_bayes.ipynb #39d9abf7
+class _AdditiveView:
+    """What every view of a naive Bayes computes from its per-feature terms, whatever the model: a subclass gives
+    `check(X, name)` (the checked rows the terms read), `terms(output, complement)` (the terms, a callable
+    A -> (n, M, K) with `.expect(view)`, and the constant (K,)), `joint_log_proba(A)` (the model's own), and the
+    attributes `model`, `classes_`, `n_classes`, `n_features`, `feature_names`, `marginals` (the training
+    marginals in words), `tabulated` (whether they are count tables, so that the enumeration of coalitions can
+    take them for background) and `logit_from_model` (whether a binary log-odds is read from the model's own
+    joint log-likelihood rather than from the terms)."""
+    tabulated, logit_from_model = False, True
 
-# %% ../../nbs/15_sklearn_naive_bayes.ipynb #f6d27e6b
-def _alpha(model):
-    "The smoothing scikit-learn applies (`_BaseDiscreteNB._check_alpha`: alpha < 1e-10 becomes 1e-10 unless force_alpha)."
-    alpha = np.asarray(model.alpha, dtype=float)
-    return np.maximum(alpha, 1e-10) if alpha.min() < 1e-10 and not model.force_alpha else alpha
+    def _model_input(self, A: np.ndarray) -> np.ndarray:
+        "What the terms read from the checked rows (the rows themselves, unless a subclass says otherwise)."
+        return A
 
+    def evaluate(self, terms, A, name: str = "X") -> np.ndarray:
+        "(n, M, K) terms of the checked rows A, by blocks of rows; a non-finite term is an error naming its column."
+        A = self._model_input(A); K = self.n_classes
+        step = max(1, _CHUNK // max(1, self.n_features * K * K))
+        out = np.empty((len(A), self.n_features, K if not isinstance(terms, _Zero) else 1))
+        for a in range(0, len(A), step):
+            out[a:a + step] = terms(A[a:a + step])
+        bad = ~np.isfinite(out)
+        if bad.any():
+            m = int(np.argmax(bad.any(axis=(0, 2))))
+            raise ValueError(f"{name} column {self.feature_names[m]!r}: the model's log-terms are not finite for "
+                             f"{int(bad[:, m].any(axis=1).sum())} row(s) (a value too large for its arithmetic, or "
+                             "a probability of 0 under alpha=0)")
+        return out
 
-class NaiveBayesView:
-    """The additive structure of a fitted scikit-learn naive Bayes: its joint log-likelihood is
-    `constant[k] + sum_m t[m, k](x_m)`, and the training marginals of every feature as the model stores them.
+    def expected(self, terms, background=None) -> np.ndarray:
+        "(M, K) E_b[t_m(b_m)]: under the training marginals (closed form), or the mean over the rows of `background`."
+        if background is None:
+            e = terms.expect(self)
+            if e is None:
+                raise ValueError("background is required here: the expectation of the Gaussian mixture complement "
+                                 "(complement='mixture') under the training marginals has no closed form; pass "
+                                 "background= a sample of rows (e.g. the training rows), or use complement='pooled'")
+            return e
+        B = self.check(background, name="background")
+        return self.evaluate(terms, B, name="background").mean(axis=0)
 
-    `terms(output, complement)` returns the per-feature terms of an output: "joint_log_likelihood"
-    (the class terms t), "centred_log_likelihood" (t minus its mean over the classes) or "log_odds"
-    (one-vs-rest: t minus the complement's term, eq. (6)).
-    Attributes: `model`, `classes_`, `n_classes`, `n_features`, `feature_names` and the training
-    summaries `moments` (GaussianNB: class weights, means and variances), `mean` (Bernoulli,
-    multinomial, complement: the mean of each feature) or `frequencies` (categorical: each feature's
-    category frequencies).
-    """
+    def explained(self, A, output: str, complement: str = "pooled") -> np.ndarray:
+        """(n, K) the output the values explain at the checked rows A: the one-vs-rest log-odds from the terms, or
+        the model's own joint log-likelihood (centred, or its binary logit, when `logit_from_model`)."""
+        if output == "log_odds" and not (self.n_classes == 2 and self.logit_from_model):
+            terms, const = self.terms("log_odds", complement)
+            return const + self.evaluate(terms, A).sum(axis=1)
+        jll = self.joint_log_proba(A)
+        if output == "log_odds":
+            r = jll[:, 1] - jll[:, 0]
+            return np.stack([-r, r], axis=1)
+        return jll if output == "joint_log_likelihood" else jll - jll.mean(axis=1, keepdims=True)
+
+# %% ../../nbs/15_sklearn_naive_bayes.ipynb #22c0b25d
+class _SklearnModel(_AdditiveView):
+    "A fitted scikit-learn naive Bayes read: its constant, class terms, training summaries, and the rows it takes."
+    marginals = "the training marginals stored by the model (closed form)"
+
     def __init__(self, model):
         if not isinstance(model, SKLEARN_NAIVE_BAYES):
             raise TypeError(f"model must be a WeightedNaiveBayes or one of scikit-learn's "
@@ -199,7 +238,15 @@ class NaiveBayesView:
         names = getattr(self.model, "feature_names_in_", None)
         return self.model.predict_joint_log_proba(A if names is None else pd.DataFrame(A, columns=names))
 
-    # ---- terms ----------------------------------------------------------------------------
+# %% ../../nbs/15_sklearn_naive_bayes.ipynb #5751be4a
+def _alpha(model):
+    "The smoothing scikit-learn applies (`_BaseDiscreteNB._check_alpha`: alpha < 1e-10 becomes 1e-10 unless force_alpha)."
+    alpha = np.asarray(model.alpha, dtype=float)
+    return np.maximum(alpha, 1e-10) if alpha.min() < 1e-10 and not model.force_alpha else alpha
+
+
+class _SklearnTerms:
+    "The terms of each output of a scikit-learn naive Bayes: class terms, centred, or minus the complement's (eq. (6), (7))."
     def _complement(self, complement: str):
         "The complement's per-feature term for every class (three classes or more)."
         model, W = self.model, self._mixture_weights()
@@ -259,32 +306,19 @@ class NaiveBayesView:
         return (_Difference(self.class_terms, self._complement(complement)),
                 self.log_prior - np.log1p(-np.exp(self.log_prior)))
 
-    def evaluate(self, terms, A, name: str = "X") -> np.ndarray:
-        "(n, M, K) terms of the checked rows A, by blocks of rows; a non-finite term is an error naming its column."
-        A = self._model_input(A); K = self.n_classes
-        step = max(1, _CHUNK // max(1, self.n_features * K * K))
-        out = np.empty((len(A), self.n_features, K if not isinstance(terms, _Zero) else 1))
-        for a in range(0, len(A), step):
-            out[a:a + step] = terms(A[a:a + step])
-        bad = ~np.isfinite(out)
-        if bad.any():
-            m = int(np.argmax(bad.any(axis=(0, 2))))
-            raise ValueError(f"{name} column {self.feature_names[m]!r}: the model's log-terms are not finite for "
-                             f"{int(bad[:, m].any(axis=1).sum())} row(s) (a value too large for its arithmetic, or "
-                             "a probability of 0 under alpha=0)")
-        return out
+# %% ../../nbs/15_sklearn_naive_bayes.ipynb #4adaec49
+class NaiveBayesView(_SklearnTerms, _SklearnModel):
+    """The additive structure of a fitted scikit-learn naive Bayes: its joint log-likelihood is
+    `constant[k] + sum_m t[m, k](x_m)`, and the training marginals of every feature as the model stores them.
 
-    def expected(self, terms, background=None) -> np.ndarray:
-        "(M, K) E_b[t_m(b_m)]: under the training marginals (closed form), or the mean over the rows of `background`."
-        if background is None:
-            e = terms.expect(self)
-            if e is None:
-                raise ValueError("background is required here: the expectation of the Gaussian mixture complement "
-                                 "(complement='mixture') under the training marginals has no closed form; pass "
-                                 "background= a sample of rows (e.g. the training rows), or use complement='pooled'")
-            return e
-        B = self.check(background, name="background")
-        return self.evaluate(terms, B, name="background").mean(axis=0)
+    `terms(output, complement)` returns the per-feature terms of an output: "joint_log_likelihood"
+    (the class terms t), "centred_log_likelihood" (t minus its mean over the classes) or "log_odds"
+    (one-vs-rest: t minus the complement's term, eq. (6)).
+    Attributes: `model`, `classes_`, `n_classes`, `n_features`, `feature_names` and the training
+    summaries `moments` (GaussianNB: class weights, means and variances), `mean` (Bernoulli,
+    multinomial, complement: the mean of each feature) or `frequencies` (categorical: each feature's
+    category frequencies).
+    """
 
 
 def check_naive_bayes(model):
@@ -299,4 +333,3 @@ def check_naive_bayes(model):
     try: return NaiveBayesView(model)
     except NotFittedError:
         raise NotFittedError(f"model: this {type(model).__name__} is not fitted yet; call fit first") from None
-
