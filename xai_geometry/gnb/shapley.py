@@ -85,34 +85,39 @@ def _output_terms(model, output, complement):
     """f(H, sets) -> (n, K, S), the per-set terms of `output` before the structure's coefficients, and the (K,)
     constant: output_k(x) = constant_k + Σ_S coef_S f_S,k(x_S) for every output (the sets and coefficients of the
     log-likelihood: a log-odds against a complement built set by set is a sum over the same sets)."""
+    dens = model.densities_; pi = model.class_prior_
+    mapped = _class_map(model, output, complement)
+    if mapped is not None:
+        g, const = mapped; return (lambda H, sets: g(dens.log_density(H, sets))), const
+    comp = _pooled_densities(model)                  # the other classes pooled into one Gaussian (dependence='gaussian')
+    return (lambda H, sets: dens.log_density(H, sets) - comp.log_density(H, sets)), np.log(pi) - np.log1p(-pi)
+
+def _class_map(model, output, complement):
+    """(g, const): the output's terms g(L) (…, K', S) from the classes' set log-densities L (…, K, S), and its constant;
+    None for the pooled complement of 3+ classes (`dependence='gaussian'`; refused, naming it, for the others)."""
     dens = model.densities_; K = dens.K; pi = model.class_prior_; prior = np.log(pi)
     complement = default_complement(model, complement)
-    if output == "joint_log_likelihood": return dens.log_density, prior
-    if output == "centred_log_likelihood":
-        def centred(H, sets):
-            L = dens.log_density(H, sets); return L - L.mean(axis=1, keepdims=True)
-        return centred, prior - prior.mean()
-    if K == 1: return (lambda H, sets: np.zeros((len(H), 1, len(sets)))), np.zeros(1)
+    if output == "joint_log_likelihood": return (lambda L: L), prior
+    if output == "centred_log_likelihood": return (lambda L: L - L.mean(axis=-2, keepdims=True)), prior - prior.mean()
+    if K == 1: return (lambda L: np.zeros_like(L)), np.zeros(1)
     if K == 2:                    # the complement of a class is the other class: the posterior logit L_1 − L_0
-        def logit(H, sets):
-            L = dens.log_density(H, sets); r = L[:, 1] - L[:, 0]; return np.stack([-r, r], axis=1)
+        def logit(L):
+            r = L[..., 1, :] - L[..., 0, :]; return np.stack([-r, r], axis=-2)
         return logit, np.array([prior[0] - prior[1], prior[1] - prior[0]])
-    const = prior - np.log1p(-pi)                                             # log p(y_k) / (1 − p(y_k))
     if complement == "mixture":   # eq. (7) set by set: log Σ_{r≠k} w_kr p(x_S | y_r), w_kr = p(y_r) / (1 − p(y_k))
         with np.errstate(divide="ignore"):
             logW = np.log(pi)[None, :] - np.log1p(-pi)[:, None]; np.fill_diagonal(logW, -np.inf)
-        def mixture(H, sets):
-            L = dens.log_density(H, sets); out = np.empty_like(L)
-            for k in range(K): out[:, k] = L[:, k] - logsumexp(L + logW[k][None, :, None], axis=1)
+        def mixture(L):
+            out = np.empty_like(L)
+            for k in range(K): out[..., k, :] = L[..., k, :] - logsumexp(L + logW[k][:, None], axis=-2)
             return out
-        return mixture, const
+        return mixture, prior - np.log1p(-pi)
     if model.dependence != "gaussian":
         raise ValueError(f"complement='pooled' with {K} classes needs dependence='gaussian' (the other classes pooled into "
                          f"one Gaussian, exactly); this model's dependence is {model.dependence!r}, whose pooled complement "
                          "would be a new density estimate: use complement='mixture' (eq. (7), the other classes' own "
                          "densities), or output='centred_log_likelihood' or 'joint_log_likelihood'")
-    comp = _pooled_densities(model)
-    return (lambda H, sets: dens.log_density(H, sets) - comp.log_density(H, sets)), const
+    return None
 
 def explained_output(model: GeneralizedNaiveBayes, X, *, output: str = "log_odds", complement: str | None = None) -> np.ndarray:
     "(n, K) the quantity the Shapley values explain, computed from the model (`predict_joint_log_proba` for the joint log-likelihood)."
@@ -261,7 +266,7 @@ def _linear_output(model, output, complement):
     if K == 1: return np.zeros((1, 1)), np.zeros(1), [dens]
     if K == 2: return np.array([[1.0, -1.0], [-1.0, 1.0]]), np.array([prior[0] - prior[1], prior[1] - prior[0]]), [dens]
     if complement == "mixture": return None
-    _output_terms(model, output, complement)                       # 'pooled' of a kernel dependence: its error
+    _class_map(model, output, complement)                          # 'pooled' of a kernel dependence: its error
     return np.hstack([np.eye(K), -np.eye(K)]), prior - np.log1p(-pi), [dens, _pooled_densities(model)]
 
 def _unit_rows(dens, X):
@@ -325,65 +330,72 @@ class _Quadratic:
 
 # %% ../../nbs/41_gnb_shapley.ipynb #c41k0001
 _LOG_2PI = np.log(2 * np.pi)
-_LIFT = 300.0   # each factor of a kernel-sum product is scaled to at most e^300: a product of two stays below e^600
+_LIFT = 340.0          # each factor of a kernel-sum product is scaled to at most e^340: a sum of 1e6 products stays finite
+_FLUSH = -700.0        # a factor below e^-700 is set to 0 (no subnormal numbers: exact to 1e-17 where the sum is kept)
+_KEEP = 1e-130         # a kernel sum of the product is kept above this (≈ e^-300), else the direct sum is taken
+_CACHE_BYTES = 1 << 28  # the background's sides of the kernel sums are kept when they fit in this many bytes
+
+class _PairKernel:
+    """The 2-D kernel density of the set S = (i, j) and class k (`_kde_logpdf`), whitened and centred on the class's
+    training points τ = L⁻¹(t − o): at a = L⁻¹((u, v) − o) = (a₁, b_v − c a₁), −½|a − τ|² = −½|a|² + r(a₁, τ) + s(b_v, τ)
+    with r = a₁(τ₁ − c τ₂) − ½|τ|² and s = b_v τ₂. `rows(u)` and `cols(v)` are the two sides, exp(r) and exp(s) each
+    shifted by its own maximum; `table` their matrix product, Σ_τ exp(r + s) for every pair (u_a, v_b)."""
+    def __init__(self, dens, k, S):
+        data = dens.data_[k][:, list(S)]; n_k = len(data)
+        L = np.linalg.cholesky(dens.cov_[k][np.ix_(S, S)] * n_k ** (-2.0 / 6))   # Scott's bandwidth matrix, m = 2
+        self.l11, l21, self.l22 = L[0, 0], L[1, 0], L[1, 1]; self.c = l21 / self.l22
+        self.o = data.mean(axis=0)
+        self.t1 = (data[:, 0] - self.o[0]) / self.l11; self.t2 = (data[:, 1] - self.o[1] - l21 * self.t1) / self.l22
+        self.g, self.h = self.t1 - self.c * self.t2, -0.5 * (self.t1 ** 2 + self.t2 ** 2)
+        self.norm = np.log(n_k) + _LOG_2PI + np.log(self.l11) + np.log(self.l22)
+
+    def rows(self, u):
+        "(a₁, exp(r − R), R) of the values u of feature i (m, N)."
+        a1 = (np.asarray(u, float) - self.o[0]) / self.l11
+        r = a1[:, None] * self.g + self.h; R = r.max(axis=1) - _LIFT
+        np.subtract(r, R[:, None], out=r); r[r < _FLUSH] = -np.inf; return a1, np.exp(r, out=r), R
+
+    def cols(self, v):
+        "(b_v, exp(s − S), S) of the values v of feature j (m, N)."
+        bv = (np.asarray(v, float) - self.o[1]) / self.l22
+        s = bv[:, None] * self.t2; S = s.max(axis=1) - _LIFT
+        np.subtract(s, S[:, None], out=s); s[s < _FLUSH] = -np.inf; return bv, np.exp(s, out=s), S
+
+    def table(self, rows, cols):
+        "(m, m') log p(u_a, v_b | y_k) from the two sides: the product, and the direct sum where it falls below `_KEEP`."
+        (a1, Er, R), (bv, Es, S) = rows, cols
+        P = Er @ Es.T                                                            # the kernel sums, shared (BLAS)
+        a2 = bv[None, :] - self.c * a1[:, None]
+        with np.errstate(divide="ignore"):
+            out = np.log(P) + R[:, None] + S[None, :] - 0.5 * (a1[:, None] ** 2 + a2 * a2)
+        ia, ib = np.nonzero(~(P > _KEEP))                                        # the shifted terms underflowed
+        step = max(1, (1 << 21) // len(self.t1))
+        for p in range(0, len(ia), step):
+            q = slice(p, p + step)
+            e = -0.5 * ((a1[ia[q], None] - self.t1) ** 2 + (a2[ia[q], ib[q], None] - self.t2) ** 2)
+            out[ia[q], ib[q]] = logsumexp(e, axis=1)
+        return out - self.norm
 
 def _kde_cross(dens, k, S, u, v):
-    """(len(u), len(v)) log p(u_a, v_b | y_k), the 2-D kernel density of the set S = (i, j) at every pair of unit-scale
-    values (u_a of feature i, v_b of feature j), as `_kde_logpdf` computes it at the row (u_a, v_b). Whitened and centred
-    on the class's training points τ, −½|a − τ|² = −½|a|² + r(a₁, τ) + s(v, τ) with r linear in a₁ and s in v, so
-    Σ_τ exp(r + s) for all pairs is one matrix product (BLAS) over the training points, each factor shifted by its own
-    maximum; where the product falls below 1e-200 (the shifted terms underflow) the direct sum over τ is taken."""
-    data = dens.data_[k][:, list(S)]; n_k = len(data)
-    L = np.linalg.cholesky(dens.cov_[k][np.ix_(S, S)] * n_k ** (-2.0 / 6))       # Scott's bandwidth, m = 2
-    l11, l21, l22 = L[0, 0], L[1, 0], L[1, 1]; c = l21 / l22
-    o = data.mean(axis=0)
-    t1 = (data[:, 0] - o[0]) / l11; t2 = (data[:, 1] - o[1] - l21 * t1) / l22     # τ = L⁻¹(t − o)
-    a1 = (np.asarray(u, float) - o[0]) / l11; bv = (np.asarray(v, float) - o[1]) / l22   # a = (a1, bv − c a1)
-    s = bv[:, None] * t2[None, :]; Sm = s.max(axis=1) - _LIFT
-    Es = np.exp(s - Sm[:, None])                                                   # (len(v), N)
-    g = t1 - c * t2; h = -0.5 * (t1 * t1 + t2 * t2)
-    out = np.empty((len(a1), len(bv)))
-    step = max(1, (1 << 21) // max(n_k, 1))
-    for lo in range(0, len(a1), step):                                             # blocks of rows (memory)
-        a = a1[lo:lo + step]
-        r = a[:, None] * g[None, :] + h[None, :]; Rm = r.max(axis=1) - _LIFT
-        np.subtract(r, Rm[:, None], out=r); np.exp(r, out=r)
-        P = r @ Es.T                                                               # the kernel sums, shared
-        a2 = bv[None, :] - c * a[:, None]
-        with np.errstate(divide="ignore"):
-            blk = np.log(P) + Rm[:, None] + Sm[None, :] - 0.5 * (a[:, None] ** 2 + a2 * a2)
-        ia, ib = np.nonzero(~(P > 1e-200))
-        for p in range(0, len(ia), step):                                          # the direct sums where it underflowed
-            q = slice(p, p + step)
-            e = -0.5 * ((a[ia[q], None] - t1) ** 2 + (a2[ia[q], ib[q], None] - t2) ** 2)
-            blk[ia[q], ib[q]] = logsumexp(e, axis=1)
-        out[lo:lo + step] = blk
-    return out - (np.log(n_k) + _LOG_2PI + np.log(l11) + np.log(l22))
+    "(len(u), len(v)) log p(u_a, v_b | y_k) of the set S = (i, j) at every pair of unit-scale values, by `_PairKernel`."
+    pk = _PairKernel(dens, k, S)
+    return pk.table(pk.rows(u), pk.cols(v))
 
-def _class_map(model, output, complement):
-    """(g, const): the output's terms g(L) (…, K', S) from the classes' set log-densities L (…, K, S), and its constant:
-    `_output_terms` read from the densities' values (the pooled complement of 3+ classes is refused there)."""
-    dens = model.densities_; K = dens.K; pi = model.class_prior_; prior = np.log(pi)
-    complement = default_complement(model, complement)
-    if output == "joint_log_likelihood": return (lambda L: L), prior
-    if output == "centred_log_likelihood": return (lambda L: L - L.mean(axis=-2, keepdims=True)), prior - prior.mean()
-    if K == 1: return (lambda L: np.zeros_like(L)), np.zeros(1)
-    if K == 2:
-        def logit(L):
-            r = L[..., 1, :] - L[..., 0, :]; return np.stack([-r, r], axis=-2)
-        return logit, np.array([prior[0] - prior[1], prior[1] - prior[0]])
-    if complement != "mixture": _output_terms(model, output, complement)
-    with np.errstate(divide="ignore"):
-        logW = np.log(pi)[None, :] - np.log1p(-pi)[:, None]; np.fill_diagonal(logW, -np.inf)
-    def mixture(L):
-        out = np.empty_like(L)
-        for k in range(K): out[..., k, :] = L[..., k, :] - logsumexp(L + logW[k][:, None], axis=-2)
-        return out
-    return mixture, prior - np.log1p(-pi)
+# %% ../../nbs/41_gnb_shapley.ipynb #c41k0002
+_BLAS = []   # threadpoolctl's controller of the loaded BLAS libraries, found once per process (a scan costs about 1 ms)
+
+def _one_blas_thread():
+    """BLAS limited to one thread (threadpoolctl): the kernel sums are many small products (a block of rows × the class's
+    points × the background), where threads only wait for each other, and on a busy machine spin for seconds."""
+    if not _BLAS:
+        from threadpoolctl import ThreadpoolController
+        _BLAS.append(ThreadpoolController())
+    return _BLAS[0].limit(limits=1, user_api="blas")
 
 class _KernelSums:
-    """The nonparametric terms: f at the background once, E f(X'_i, X'_j) once, and per call f(x) (the model's own
-    densities) and E f(x_i, X'_j), E f(X'_i, x_j) from the shared kernel sums (`_kde_cross`); `values` as `shapley_values`."""
+    """The nonparametric terms: at set-up the terms at the background, the background's sides of every pair's kernel
+    sums (`_PairKernel`, kept within `_CACHE_BYTES`) and E f(X'_i, X'_j); per call f(x) (the model's densities) and
+    E f(x_i, X'_j), E f(X'_i, x_j) from the shared kernel sums. `values`: the formula of `_averaged_shapley_values`."""
     def __init__(self, model, output, complement, sets, coef, B):
         self.dens = dens = model.densities_
         self.g, const = _class_map(model, output, complement)
@@ -391,24 +403,36 @@ class _KernelSums:
         self.single = [a for a, s in enumerate(sets) if len(s) == 1]
         self.pairs = [a for a, s in enumerate(sets) if len(s) == 2]
         self.jac = np.array([np.log(2.0) * float(dens.exponents_[list(S)].sum()) for S in sets])
-        self.UB = _unit_rows(dens, B)
-        self.fB = (self.g(dens.log_density(B, sets)) * coef).mean(axis=0)                # (K', S)
-        self.E0 = np.stack([self._mean(self.UB, a, True).mean(axis=0) for a in self.pairs], axis=-1) if self.pairs else None
+        with _one_blas_thread(): self._setup(model, sets, coef, B, const)
+
+    def _setup(self, model, sets, coef, B, const):
+        dens = self.dens
+        UB = _unit_rows(dens, B); self.b = len(B)
+        self.kernels = {a: [_PairKernel(dens, k, sets[a]) for k in range(dens.K)] for a in self.pairs}
+        keep = 16 * len(B) * sum(len(t) for t in dens.data_) * len(self.pairs) <= _CACHE_BYTES
+        self.sides = {a: [(pk.rows(UB[:, sets[a][0]]), pk.cols(UB[:, sets[a][1]])) if keep else (UB[:, sets[a][0]], UB[:, sets[a][1]])
+                          for pk in self.kernels[a]] for a in self.pairs}
+        self.fB = (self.g(dens.log_density(B, sets)) * coef).mean(axis=0)              # (K', S)
+        self.E0 = np.stack([self._mean(UB, a, True).mean(axis=0) for a in self.pairs], axis=-1) if self.pairs else None
         self.base = const + self.fB[:, self.single].sum(axis=1) + (self.E0.sum(axis=1) if self.pairs else 0.0)
 
     def _mean(self, U, a, first):
         "(n, K') the mean over the background of the output's term of set a at (x_i, b_j) (`first`) or at (b_i, x_j)."
-        S = self.sets[a]; i, j = S; out = []
-        step = max(1, (1 << 16) // len(self.UB))
+        (i, j), out = self.sets[a], []
+        step = max(1, min((1 << 16) // self.b, (1 << 21) // max(len(t) for t in self.dens.data_)))
         for lo in range(0, len(U), step):
-            Ub = U[lo:lo + step]
-            T = np.stack([_kde_cross(self.dens, k, S, Ub[:, i], self.UB[:, j]) if first else
-                          _kde_cross(self.dens, k, S, self.UB[:, i], Ub[:, j]).T for k in range(self.dens.K)], axis=-1)
-            out.append(self.g(T[..., None] - self.jac[a])[..., 0].mean(axis=1) * self.coef[a])
+            Ub, T = U[lo:lo + step], []
+            for pk, (bi, bj) in zip(self.kernels[a], self.sides[a]):
+                if not isinstance(bi, tuple): bi, bj = pk.rows(bi), pk.cols(bj)
+                T.append(pk.table(pk.rows(Ub[:, i]), bj) if first else pk.table(bi, pk.cols(Ub[:, j])).T)
+            out.append(self.g(np.stack(T, axis=-1)[..., None] - self.jac[a])[..., 0].mean(axis=1) * self.coef[a])
         return np.concatenate(out)
 
     def values(self, X):
-        "(n, d, K') the Shapley values at the rows X (the formula of `shapley_values`, the expectations shared)."
+        "(n, d, K') the Shapley values at the rows X (the kernel sums' products on one BLAS thread, `_one_blas_thread`)."
+        with _one_blas_thread(): return self._values(X)
+
+    def _values(self, X):
         sets = self.sets
         fx = self.g(self.dens.log_density(X, sets)) * self.coef                          # (n, K', S)
         phi = np.zeros((len(X), X.shape[1], fx.shape[1]))
