@@ -63,7 +63,7 @@ def _shap_seconds(f, background, row, repeats: int) -> float:
 GNB_FIT_ROWS = 2_000   # wines the generalized naive Bayes models are fitted on
 GNB_NONPARAMETRIC_ROWS = 500   # rows of the nonparametric batch (its prediction alone costs seconds)
 
-def gnb_models(X, y, quick: bool = False) -> dict:
+def gnb_models(X, y) -> dict:
     """Part C's models for the benchmark: {"gnb": a GeneralizedNaiveBayes of each dependence fitted on 2,000 wines
     (seed 1), "background": 100 of those wines (`xai_geometry.background_sample`, seed 0)}."""
     from xai_geometry import background_sample
@@ -79,7 +79,7 @@ def _gnb_cases(X, y, batch, row, quick: bool) -> list:
     `gnb.shapley`) on the first rows (max |difference|)."""
     import xai_geometry as xg
     from xai_geometry.gnb.shapley import _averaged_shapley_values
-    g = gnb_models(X, y, quick); B = g["background"]
+    g = gnb_models(X, y); B = g["background"]
     Ba = B.to_numpy(float) if isinstance(B, pd.DataFrame) else np.asarray(B, float)
     cases = []
     for dep, model in g["gnb"].items():
