@@ -94,3 +94,18 @@ def test_pipeline_scaling_is_the_steps_floats(steps):
     _same(e, xg.explain(pipe, X.iloc[:40]))
     one = xg.Explainer(pipe)(X.iloc[[7]])
     np.testing.assert_allclose(one.values, e.values[[7]], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("dependence", ["gaussian", "gaussian_copula", "nonparametric"])
+def test_gnb_explainer_is_part_c_explain(dependence):
+    "The door keeps part C's prepared explainer: the values and the record of `gnb.explain`, batched and one DataFrame row."
+    from xai_geometry.gnb import GeneralizedNaiveBayes, explain as gnb_explain
+    from xai_geometry.gnb.shapley import Prepared as GNBPrepared
+    X, y = _data(4, n=150, d=4)
+    gnb = GeneralizedNaiveBayes(dependence=dependence).fit(X, y)
+    B = X.iloc[:30]
+    E = xg.Explainer(gnb, background=B)
+    assert isinstance(E._prepared, GNBPrepared)
+    _same(E(X.iloc[40:90]), gnb_explain(gnb, X.iloc[40:90], background=B))
+    _same(E(X.iloc[[7]]), gnb_explain(gnb, X.iloc[[7]], background=B))
+    _same(xg.Explainer(gnb)(X.iloc[:5]), gnb_explain(gnb, X.iloc[:5]))              # the model's own background_

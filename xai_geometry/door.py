@@ -142,8 +142,9 @@ class Explainer:
             else: self._target = self.final_
             self.background_ = B
             self._prepared = None
-            if spec.name == "shapley" and not _is_gnb(self.final_) and set(self.options) <= {"complement"}:
-                from xai_geometry.naive_bayes.shapley import Prepared   # the tables, expectations and base, once
+            if spec.name == "shapley" and set(self.options) <= {"complement"}:
+                if _is_gnb(self.final_): from xai_geometry.gnb.shapley import Prepared   # part C: the background's moments, once
+                else: from xai_geometry.naive_bayes.shapley import Prepared   # the tables, expectations and base, once
                 self._prepared = Prepared(self.final_, output=output or "log_odds", background=B, **self.options)
         else:
             if output is not None:

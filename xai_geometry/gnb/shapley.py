@@ -13,14 +13,15 @@ import pandas as pd
 from scipy.special import logsumexp
 from sklearn.utils.validation import check_is_fitted
 
-from ..explanation import Explanation, check_output, class_explanation, output_text
+from ..explanation import Explanation, _label, check_output, class_explanation, output_text
 from ..explanation import background_sample as _background_sample
-from .classifier import GeneralizedNaiveBayes, structure_coefficients
+from .classifier import _MAX_UNIT_SCALE, GeneralizedNaiveBayes, structure_coefficients
+from .information import GaussianMargins, to_unit_scale
 from ..validation import StrOptions, check_features, check_params, keyword_only, warn_deprecated
 
 # %% auto #0
 __all__ = ['OUTPUTS', 'COMPLEMENTS', 'explain', 'background_sample', 'default_complement', 'explained_output',
-           'exact_shapley_values', 'shapley_values', 'base_values', 'expected_value', 'embedding']
+           'exact_shapley_values', 'Prepared', 'shapley_values', 'base_values', 'expected_value', 'embedding']
 
 # %% ../../nbs/41_gnb_shapley.ipynb #3f8b7302
 OUTPUTS = ("log_odds", "joint_log_likelihood", "centred_log_likelihood")   # the names of xai_geometry.explanation.OUTPUTS part C offers
@@ -84,34 +85,39 @@ def _output_terms(model, output, complement):
     """f(H, sets) -> (n, K, S), the per-set terms of `output` before the structure's coefficients, and the (K,)
     constant: output_k(x) = constant_k + Σ_S coef_S f_S,k(x_S) for every output (the sets and coefficients of the
     log-likelihood: a log-odds against a complement built set by set is a sum over the same sets)."""
+    dens = model.densities_; pi = model.class_prior_
+    mapped = _class_map(model, output, complement)
+    if mapped is not None:
+        g, const = mapped; return (lambda H, sets: g(dens.log_density(H, sets))), const
+    comp = _pooled_densities(model)                  # the other classes pooled into one Gaussian (dependence='gaussian')
+    return (lambda H, sets: dens.log_density(H, sets) - comp.log_density(H, sets)), np.log(pi) - np.log1p(-pi)
+
+def _class_map(model, output, complement):
+    """(g, const): the output's terms g(L) (…, K', S) from the classes' set log-densities L (…, K, S), and its constant;
+    None for the pooled complement of 3+ classes (`dependence='gaussian'`; refused, naming it, for the others)."""
     dens = model.densities_; K = dens.K; pi = model.class_prior_; prior = np.log(pi)
     complement = default_complement(model, complement)
-    if output == "joint_log_likelihood": return dens.log_density, prior
-    if output == "centred_log_likelihood":
-        def centred(H, sets):
-            L = dens.log_density(H, sets); return L - L.mean(axis=1, keepdims=True)
-        return centred, prior - prior.mean()
-    if K == 1: return (lambda H, sets: np.zeros((len(H), 1, len(sets)))), np.zeros(1)
+    if output == "joint_log_likelihood": return (lambda L: L), prior
+    if output == "centred_log_likelihood": return (lambda L: L - L.mean(axis=-2, keepdims=True)), prior - prior.mean()
+    if K == 1: return (lambda L: np.zeros_like(L)), np.zeros(1)
     if K == 2:                    # the complement of a class is the other class: the posterior logit L_1 − L_0
-        def logit(H, sets):
-            L = dens.log_density(H, sets); r = L[:, 1] - L[:, 0]; return np.stack([-r, r], axis=1)
+        def logit(L):
+            r = L[..., 1, :] - L[..., 0, :]; return np.stack([-r, r], axis=-2)
         return logit, np.array([prior[0] - prior[1], prior[1] - prior[0]])
-    const = prior - np.log1p(-pi)                                             # log p(y_k) / (1 − p(y_k))
     if complement == "mixture":   # eq. (7) set by set: log Σ_{r≠k} w_kr p(x_S | y_r), w_kr = p(y_r) / (1 − p(y_k))
         with np.errstate(divide="ignore"):
             logW = np.log(pi)[None, :] - np.log1p(-pi)[:, None]; np.fill_diagonal(logW, -np.inf)
-        def mixture(H, sets):
-            L = dens.log_density(H, sets); out = np.empty_like(L)
-            for k in range(K): out[:, k] = L[:, k] - logsumexp(L + logW[k][None, :, None], axis=1)
+        def mixture(L):
+            out = np.empty_like(L)
+            for k in range(K): out[..., k, :] = L[..., k, :] - logsumexp(L + logW[k][:, None], axis=-2)
             return out
-        return mixture, const
+        return mixture, prior - np.log1p(-pi)
     if model.dependence != "gaussian":
         raise ValueError(f"complement='pooled' with {K} classes needs dependence='gaussian' (the other classes pooled into "
                          f"one Gaussian, exactly); this model's dependence is {model.dependence!r}, whose pooled complement "
                          "would be a new density estimate: use complement='mixture' (eq. (7), the other classes' own "
                          "densities), or output='centred_log_likelihood' or 'joint_log_likelihood'")
-    comp = _pooled_densities(model)
-    return (lambda H, sets: dens.log_density(H, sets) - comp.log_density(H, sets)), const
+    return None
 
 def explained_output(model: GeneralizedNaiveBayes, X, *, output: str = "log_odds", complement: str | None = None) -> np.ndarray:
     "(n, K) the quantity the Shapley values explain, computed from the model (`predict_joint_log_proba` for the joint log-likelihood)."
@@ -213,22 +219,9 @@ def _resolve_background(model, background, X_background, n_background, random_st
                              "version, which kept no background_)")
     return _check_rows(model, background, "background")
 
-def shapley_values(model: GeneralizedNaiveBayes,  # fitted, k = 3 (clusters of ≤ 2 features)
-                   X,                             # (n, d) rows to explain (a DataFrame is matched by column name)
-                   *, output: str = "log_odds",   # a name of OUTPUTS: "log_odds", "joint_log_likelihood", "centred_log_likelihood"
-                   complement: str | None = None,    # log-odds of 3+ classes: "pooled" (dependence='gaussian') or "mixture" (eq. (7)); None: pooled where it exists, else mixture
-                   background=None,               # (b, d) background rows (required; `xai_geometry.background_sample`)
-                   X_background=None, n_background: int = 100, random_state=0,   # deprecated: use background=
-                  ) -> np.ndarray:                # (n, d, K)
-    """Interventional Shapley values of a GNB output under the product of the background's marginals, in closed form.
-
-    One-feature terms: f(x_s) − E f; two-feature terms: the two-player Shapley formula. Densities are
-    delegated to the fitted model (`densities_.log_density`). Efficiency: φ.sum(1) = F(x) − `base_values`.
-    """
-    _check_model(model)
-    output = _check_output(output, complement, "shapley_values")   # the options first: a clear error naming them
-    X = _check_rows(model, X, "X")
-    B = _resolve_background(model, background, X_background, n_background, random_state, "shapley_values")
+def _averaged_shapley_values(model, X, B, output, complement) -> np.ndarray:
+    """(n, d, K) the closed form with its expectations averaged over the background rows (the hybrid rows of
+    `_pair_expectations`): the reference of `Prepared`, and its path for the log-odds of 3+ classes against the mixture."""
     sets, coef = _pair_terms(model)
     f, _ = _output_terms(model, output, complement)
     n, d = X.shape; K = model.densities_.K
@@ -246,15 +239,8 @@ def shapley_values(model: GeneralizedNaiveBayes,  # fitted, k = 3 (clusters of �
             phi[:, j, :] += 0.5 * (fx[:, :, a] - Ai[:, :, t]) + 0.5 * (Aj[:, :, t] - E0[:, t])
     return phi
 
-def base_values(model: GeneralizedNaiveBayes,
-                X=None,                      # rows: the base is the same for every row; given, it is repeated (n, K)
-                *, output: str = "log_odds", complement: str | None = None,
-                background=None,             # (b, d) background rows (required)
-               ) -> np.ndarray:              # (K,), or (n, K) with X
-    "E F(X') under the product of the background's marginals, per class: the base of `shapley_values` (φ.sum(1) + base = F)."
-    _check_model(model)
-    output = _check_output(output, complement, "base_values")
-    B = _resolve_background(model, background, None, None, None, "base_values")
+def _averaged_base_values(model, B, output, complement) -> np.ndarray:
+    "(K,) E F(X') averaged over the background rows and their hybrids: the base of `_averaged_shapley_values`."
     sets, coef = _pair_terms(model)
     f, base = _output_terms(model, output, complement)
     base = base.astype(float)
@@ -266,6 +252,284 @@ def base_values(model: GeneralizedNaiveBayes,
         P = [sets[a] for a in pairs]
         base = base + (_cross_means(f, model.densities_.K, B, B, _two_colouring(B.shape[1], P) == 0, P).mean(axis=0)
                        * coef[pairs]).sum(axis=1)
+    return base
+
+# %% ../../nbs/41_gnb_shapley.ipynb #c41q0001
+def _linear_output(model, output, complement):
+    """(A, const, densities) with output_k(x) = const_k + Σ_c A[k, c] Σ_T coef_T log p_c(x_T), the channels c being the
+    classes of each density of `densities` in turn; None where the output is not linear in the classes' set log-densities
+    (the mixture complement of three or more classes). The refusals are `_output_terms`'s."""
+    dens = model.densities_; K = dens.K; pi = model.class_prior_; prior = np.log(pi)
+    complement = default_complement(model, complement)
+    if output == "joint_log_likelihood": return np.eye(K), prior, [dens]
+    if output == "centred_log_likelihood": return np.eye(K) - 1.0 / K, prior - prior.mean(), [dens]
+    if K == 1: return np.zeros((1, 1)), np.zeros(1), [dens]
+    if K == 2: return np.array([[1.0, -1.0], [-1.0, 1.0]]), np.array([prior[0] - prior[1], prior[1] - prior[0]]), [dens]
+    if complement == "mixture": return None
+    _class_map(model, output, complement)                          # 'pooled' of a kernel dependence: its error
+    return np.hstack([np.eye(K), -np.eye(K)]), prior - np.log1p(-pi), [dens, _pooled_densities(model)]
+
+def _unit_rows(dens, X):
+    "X (n, d) in the densities' unit scale, refused as `log_density` refuses it (values beyond 1e150 times the training scale)."
+    U = to_unit_scale(X, dens.exponents_)
+    big = np.abs(U).max(0) > _MAX_UNIT_SCALE if len(U) else np.zeros(U.shape[1], bool)
+    if big.any():
+        raise ValueError(f"X: column(s) {np.flatnonzero(big).tolist()[:10]} hold values more than 1e150 times the "
+                         f"largest training value; their densities cannot be evaluated")
+    return U
+
+class _Quadratic:
+    """The structure's terms of one Gaussian or Gaussian-copula density, feature by feature and edge by edge:
+    Σ_T coef_T log p_k(x_T) = const_k + Σ_s u_ks(x_s) + Σ_(i,j) w_kij z_ki z_kj, u_ks = α_s log m_ks + β_ks z_ks²; the
+    background enters only through the means of u and z per class and column (`values`: the Shapley values)."""
+    def __init__(self, dens, sets, coef, B):
+        d, K = len(dens.exponents_), dens.K
+        pairs = [a for a, s in enumerate(sets) if len(s) == 2]
+        self.I = np.array([sets[a][0] for a in pairs], int); self.J = np.array([sets[a][1] for a in pairs], int)
+        c = coef[pairs]
+        alpha = np.zeros(d)
+        for a, s in enumerate(sets): alpha[list(s)] += coef[a]
+        jac = np.array([np.log(2.0) * float(dens.exponents_[list(S)].sum()) for S in sets])
+        self.const = np.full(K, -float(coef @ jac))
+        beta = np.zeros((K, d)); self.w = np.zeros((K, 0))
+        if pairs:
+            Sarr = np.stack([self.I, self.J], axis=1)
+            Rs = dens.R_[:, Sarr[:, :, None], Sarr[:, None, :]]           # (K, P, 2, 2), as `log_density` takes them
+            _, logdet = np.linalg.slogdet(Rs)
+            Q = np.linalg.inv(Rs) - np.eye(2)
+            self.const = self.const - 0.5 * logdet @ c
+            np.add.at(beta.T, self.I, (-0.5 * c * Q[:, :, 0, 0]).T); np.add.at(beta.T, self.J, (-0.5 * c * Q[:, :, 1, 1]).T)
+            self.w = -c * Q[:, :, 0, 1]                                     # −½ · 2 Q_ij z_i z_j, times coef
+            self.GI, self.GJ = np.eye(d)[self.I], np.eye(d)[self.J]         # (P, d): an edge's value to its first / second feature
+        self.dens, self.alpha, self.beta = dens, alpha, beta
+        self.gaussian = isinstance(dens.margins_, GaussianMargins)
+        if self.gaussian:   # log m = −½ (z² + log 2πσ²): u = γ z² + δ
+            self.gamma = beta - 0.5 * alpha; self.delta = -0.5 * alpha * np.log(2 * np.pi * dens.margins_.var_)
+            self.inv_sd = 1 / np.sqrt(dens.margins_.var_)
+        u, z = self._columns(_unit_rows(dens, B))
+        self.ubar, self.m = u.mean(axis=0), z.mean(axis=0)                  # (K, d) first moments of u (so of z²) and z
+        self.base = self.const + self.ubar.sum(axis=1) + (self.w * self.m[:, self.I] * self.m[:, self.J]).sum(axis=1)
+
+    def _columns(self, U):
+        "(u, z): (n, K, d) the one-feature parts and the normal scores at unit-scale rows U."
+        if self.gaussian:
+            z = (U[:, None, :] - self.dens.margins_.mean_) * self.inv_sd
+            return self.gamma * (z * z) + self.delta, z
+        z = self.dens.margins_.normal_scores(U)
+        return self.alpha * self.dens.margins_.logpdf(U) + self.beta * (z * z), z
+
+    def values(self, U):
+        "(n, K, d) the Shapley values of the K classes' structure sums at unit-scale rows U (the pair terms by eq. (Q))."
+        phi, z = self._columns(U)
+        phi -= self.ubar
+        if len(self.I):
+            zi, zj, mi, mj = z[:, :, self.I], z[:, :, self.J], self.m[:, self.I], self.m[:, self.J]
+            h = 0.5 * self.w
+            phi += (h * (zi - mi) * (zj + mj)) @ self.GI + (h * (zj - mj) * (zi + mi)) @ self.GJ
+        return phi
+
+# %% ../../nbs/41_gnb_shapley.ipynb #c41k0001
+_LOG_2PI = np.log(2 * np.pi)
+_LIFT = 340.0          # each factor of a kernel-sum product is scaled to at most e^340: a sum of 1e6 products stays finite
+_FLUSH = -700.0        # a factor below e^-700 is set to 0 (no subnormal numbers: exact to 1e-17 where the sum is kept)
+_KEEP = 1e-130         # a kernel sum of the product is kept above this (≈ e^-300), else the direct sum is taken
+_CACHE_BYTES = 1 << 28  # the background's sides of the kernel sums are kept when they fit in this many bytes
+
+class _PairKernel:
+    """The 2-D kernel density of the set S = (i, j) and class k (`_kde_logpdf`), whitened and centred on the class's
+    training points τ = L⁻¹(t − o): at a = L⁻¹((u, v) − o) = (a₁, b_v − c a₁), −½|a − τ|² = −½|a|² + r(a₁, τ) + s(b_v, τ)
+    with r = a₁(τ₁ − c τ₂) − ½|τ|² and s = b_v τ₂. `rows(u)` and `cols(v)` are the two sides, exp(r) and exp(s) each
+    shifted by its own maximum; `table` their matrix product, Σ_τ exp(r + s) for every pair (u_a, v_b)."""
+    def __init__(self, dens, k, S):
+        data = dens.data_[k][:, list(S)]; n_k = len(data)
+        L = np.linalg.cholesky(dens.cov_[k][np.ix_(S, S)] * n_k ** (-2.0 / 6))   # Scott's bandwidth matrix, m = 2
+        self.l11, l21, self.l22 = L[0, 0], L[1, 0], L[1, 1]; self.c = l21 / self.l22
+        self.o = data.mean(axis=0)
+        self.t1 = (data[:, 0] - self.o[0]) / self.l11; self.t2 = (data[:, 1] - self.o[1] - l21 * self.t1) / self.l22
+        self.g, self.h = self.t1 - self.c * self.t2, -0.5 * (self.t1 ** 2 + self.t2 ** 2)
+        self.norm = np.log(n_k) + _LOG_2PI + np.log(self.l11) + np.log(self.l22)
+
+    def rows(self, u):
+        "(a₁, exp(r − R), R) of the values u of feature i (m, N)."
+        a1 = (np.asarray(u, float) - self.o[0]) / self.l11
+        r = a1[:, None] * self.g + self.h; R = r.max(axis=1) - _LIFT
+        np.subtract(r, R[:, None], out=r); r[r < _FLUSH] = -np.inf; return a1, np.exp(r, out=r), R
+
+    def cols(self, v):
+        "(b_v, exp(s − S), S) of the values v of feature j (m, N)."
+        bv = (np.asarray(v, float) - self.o[1]) / self.l22
+        s = bv[:, None] * self.t2; S = s.max(axis=1) - _LIFT
+        np.subtract(s, S[:, None], out=s); s[s < _FLUSH] = -np.inf; return bv, np.exp(s, out=s), S
+
+    def table(self, rows, cols):
+        "(m, m') log p(u_a, v_b | y_k) from the two sides: the product, and the direct sum where it falls below `_KEEP`."
+        (a1, Er, R), (bv, Es, S) = rows, cols
+        P = Er @ Es.T                                                            # the kernel sums, shared (BLAS)
+        a2 = bv[None, :] - self.c * a1[:, None]
+        with np.errstate(divide="ignore"):
+            out = np.log(P) + R[:, None] + S[None, :] - 0.5 * (a1[:, None] ** 2 + a2 * a2)
+        ia, ib = np.nonzero(~(P > _KEEP))                                        # the shifted terms underflowed
+        step = max(1, (1 << 21) // len(self.t1))
+        for p in range(0, len(ia), step):
+            q = slice(p, p + step)
+            e = -0.5 * ((a1[ia[q], None] - self.t1) ** 2 + (a2[ia[q], ib[q], None] - self.t2) ** 2)
+            out[ia[q], ib[q]] = logsumexp(e, axis=1)
+        return out - self.norm
+
+def _kde_cross(dens, k, S, u, v):
+    "(len(u), len(v)) log p(u_a, v_b | y_k) of the set S = (i, j) at every pair of unit-scale values, by `_PairKernel`."
+    pk = _PairKernel(dens, k, S)
+    return pk.table(pk.rows(u), pk.cols(v))
+
+# %% ../../nbs/41_gnb_shapley.ipynb #c41k0002
+_BLAS = []   # threadpoolctl's controller of the loaded BLAS libraries, found once per process (a scan costs about 1 ms)
+
+def _one_blas_thread():
+    """BLAS limited to one thread (threadpoolctl): the kernel sums are many small products (a block of rows × the class's
+    points × the background), where threads only wait for each other, and on a busy machine spin for seconds."""
+    if not _BLAS:
+        from threadpoolctl import ThreadpoolController
+        _BLAS.append(ThreadpoolController())
+    return _BLAS[0].limit(limits=1, user_api="blas")
+
+class _KernelSums:
+    """The nonparametric terms: at set-up the terms at the background, the background's sides of every pair's kernel
+    sums (`_PairKernel`, kept within `_CACHE_BYTES`) and E f(X'_i, X'_j); per call f(x) (the model's densities) and
+    E f(x_i, X'_j), E f(X'_i, x_j) from the shared kernel sums. `values`: the formula of `_averaged_shapley_values`."""
+    def __init__(self, model, output, complement, sets, coef, B):
+        self.dens = dens = model.densities_
+        self.g, const = _class_map(model, output, complement)
+        self.sets, self.coef = sets, coef
+        self.single = [a for a, s in enumerate(sets) if len(s) == 1]
+        self.pairs = [a for a, s in enumerate(sets) if len(s) == 2]
+        self.jac = np.array([np.log(2.0) * float(dens.exponents_[list(S)].sum()) for S in sets])
+        with _one_blas_thread(): self._setup(model, sets, coef, B, const)
+
+    def _setup(self, model, sets, coef, B, const):
+        dens = self.dens
+        UB = _unit_rows(dens, B); self.b = len(B)
+        self.kernels = {a: [_PairKernel(dens, k, sets[a]) for k in range(dens.K)] for a in self.pairs}
+        keep = 16 * len(B) * sum(len(t) for t in dens.data_) * len(self.pairs) <= _CACHE_BYTES
+        self.sides = {a: [(pk.rows(UB[:, sets[a][0]]), pk.cols(UB[:, sets[a][1]])) if keep else (UB[:, sets[a][0]], UB[:, sets[a][1]])
+                          for pk in self.kernels[a]] for a in self.pairs}
+        self.fB = (self.g(dens.log_density(B, sets)) * coef).mean(axis=0)              # (K', S)
+        self.E0 = np.stack([self._mean(UB, a, True).mean(axis=0) for a in self.pairs], axis=-1) if self.pairs else None
+        self.base = const + self.fB[:, self.single].sum(axis=1) + (self.E0.sum(axis=1) if self.pairs else 0.0)
+
+    def _mean(self, U, a, first):
+        "(n, K') the mean over the background of the output's term of set a at (x_i, b_j) (`first`) or at (b_i, x_j)."
+        (i, j), out = self.sets[a], []
+        step = max(1, min((1 << 16) // self.b, (1 << 21) // max(len(t) for t in self.dens.data_)))
+        for lo in range(0, len(U), step):
+            Ub, T = U[lo:lo + step], []
+            for pk, (bi, bj) in zip(self.kernels[a], self.sides[a]):
+                if not isinstance(bi, tuple): bi, bj = pk.rows(bi), pk.cols(bj)
+                T.append(pk.table(pk.rows(Ub[:, i]), bj) if first else pk.table(bi, pk.cols(Ub[:, j])).T)
+            out.append(self.g(np.stack(T, axis=-1)[..., None] - self.jac[a])[..., 0].mean(axis=1) * self.coef[a])
+        return np.concatenate(out)
+
+    def values(self, X):
+        "(n, d, K') the Shapley values at the rows X (the kernel sums' products on one BLAS thread, `_one_blas_thread`)."
+        with _one_blas_thread(): return self._values(X)
+
+    def _values(self, X):
+        sets = self.sets
+        fx = self.g(self.dens.log_density(X, sets)) * self.coef                          # (n, K', S)
+        phi = np.zeros((len(X), X.shape[1], fx.shape[1]))
+        for a in self.single: phi[:, sets[a][0], :] += fx[:, :, a] - self.fB[:, a]
+        U = _unit_rows(self.dens, X) if self.pairs else None
+        for t, a in enumerate(self.pairs):
+            (i, j), Ai, Aj = sets[a], self._mean(U, a, True), self._mean(U, a, False)
+            phi[:, i, :] += 0.5 * (fx[:, :, a] - Aj) + 0.5 * (Ai - self.E0[:, t])
+            phi[:, j, :] += 0.5 * (fx[:, :, a] - Ai) + 0.5 * (Aj - self.E0[:, t])
+        return phi
+
+# %% ../../nbs/41_gnb_shapley.ipynb #c41p0001
+class Prepared:
+    """`explain(model, X, output=..., complement=..., background=...)` set up once for a fitted GNB: `Prepared(model,
+    ...)(X)` equals `explain(model, X, ...)`, and a call computes only what depends on the rows. At set-up: the options
+    checked, the background resolved (default: the model's `background_`), the terms at the background, their means per
+    class and column (Gaussian and Gaussian-copula dependences: the closed form, eq. (Q)) or the kernel sums' background
+    side and every E f(X'_i, X'_j) (nonparametric: `_kde_cross`), the base value, the names. A call checks only its rows
+    (a DataFrame matched by name). The log-odds of 3+ classes against the mixture complement is not linear in the
+    classes' densities: for the Gaussian families it keeps the averaging over the background rows (`_averaged_shapley_values`)."""
+    def __init__(self, model, *, output: str = "log_odds", complement: str | None = None, background=None):
+        _check_model(model)
+        self.output = _check_output(output, complement, "explain")
+        self.model, self.complement = model, complement
+        self.background = B = _resolve_background(model, background, None, None, None, "explain")
+        sets, coef = _pair_terms(model)
+        lin = None if model.dependence == "nonparametric" else _linear_output(model, self.output, complement)
+        self._quadratic = self._kernel = None
+        if lin is not None:
+            self._A, const, densities = lin
+            self._quadratic = [_Quadratic(D, sets, coef, B) for D in densities]
+            self.base = const + self._A @ np.concatenate([q.base for q in self._quadratic])
+        elif model.dependence == "nonparametric":
+            self._kernel = _KernelSums(model, self.output, complement, sets, coef, B); self.base = self._kernel.base
+        else: self.base = _averaged_base_values(model, B, self.output, complement)
+        self.names = [str(c) for c in getattr(model, "feature_names_in_", [f"x{i}" for i in range(model.n_features_in_)])]
+        comp = default_complement(model, complement)
+        self.info = {"output": self.output, "n_background": len(B), "dependence": model.dependence,
+                     "background": "the given rows" if background is not None else
+                                   f"{len(B)} training rows kept at fit (model.background_: background_sample, seed 0)"}
+        if self.output == "log_odds" and len(model.classes_) > 2: self.info["complement"] = comp
+        self.text = output_text(self.output, model.classes_, comp)
+        self.method = "analytic interventional Shapley values, product of the background's marginals"
+        if len(model.classes_) == 2: self._one = ({**self.info, "class": _label(model.classes_[1])}, tuple(self.names))
+
+    def values(self, X) -> np.ndarray:
+        "(n, d, K) the Shapley values at checked rows X (a float array in the model's column order): `shapley_values`."
+        if self._quadratic is not None:
+            phi = np.concatenate([q.values(_unit_rows(self.model.densities_, X)) for q in self._quadratic], axis=1)
+            return np.einsum("kc,ncd->ndk", self._A, phi)                          # (n, C, d) channels → outputs
+        if self._kernel is not None: return self._kernel.values(X)
+        return _averaged_shapley_values(self.model, X, self.background, self.output, self.complement)
+
+    def __call__(self, X) -> Explanation:
+        "The explanation of the rows X (as `explain` gives it)."
+        Xa = _check_rows(self.model, X, "X")
+        data = pd.DataFrame(Xa, columns=self.names, index=X.index if isinstance(X, pd.DataFrame) else None)
+        if self._quadratic is not None and len(self._A) == 2:                       # two classes: class 1's values alone
+            phi = np.concatenate([q.values(_unit_rows(self.model.densities_, Xa)) for q in self._quadratic], axis=1)
+            v, b = np.tensordot(self._A[1], phi, axes=(0, 1)), float(self.base[1])
+            total, mag = v.sum(axis=1) + b, np.abs(v).sum(axis=1) + abs(b)            # `Explanation`'s own checks, once
+            if np.isfinite(mag).all() and not (mag * (v.shape[1] + 1) * np.finfo(float).eps > 1e-3 * np.maximum(1.0, np.abs(total))).any():
+                return Explanation._checked(values=v, base_values=np.full(len(v), b), data=data, feature_names=self._one[1],
+                                            output=self.text, method=self.method, info=dict(self._one[0]))
+            values = np.stack([-v, v], axis=2)                                       # class 0's column is not read
+        else: values = self.values(Xa)
+        return class_explanation(values, self.base, self.model.classes_, output=self.text, data=data,
+                                 feature_names=self.names, method=self.method, info=dict(self.info))
+
+# %% ../../nbs/41_gnb_shapley.ipynb #c41p0002
+def shapley_values(model: GeneralizedNaiveBayes,  # fitted, k = 3 (clusters of ≤ 2 features)
+                   X,                             # (n, d) rows to explain (a DataFrame is matched by column name)
+                   *, output: str = "log_odds",   # a name of OUTPUTS: "log_odds", "joint_log_likelihood", "centred_log_likelihood"
+                   complement: str | None = None,    # log-odds of 3+ classes: "pooled" (dependence='gaussian') or "mixture" (eq. (7)); None: pooled where it exists, else mixture
+                   background=None,               # (b, d) background rows (default: the model's background_; `xai_geometry.background_sample`)
+                   X_background=None, n_background: int = 100, random_state=0,   # deprecated: use background=
+                  ) -> np.ndarray:                # (n, d, K)
+    """Interventional Shapley values of a GNB output under the product of the background's marginals, in closed form.
+
+    One-feature terms: f(x_s) − E f; two-feature terms: the two-player Shapley formula, their expectations from the
+    background's per-column moments (Gaussian, Gaussian copula) or shared kernel sums (nonparametric), see `Prepared`.
+    Densities are the fitted model's (`densities_`). Efficiency: φ.sum(1) = F(x) − `base_values`."""
+    _check_model(model)
+    output = _check_output(output, complement, "shapley_values")   # the options first: a clear error naming them
+    X = _check_rows(model, X, "X")
+    B = _resolve_background(model, background, X_background, n_background, random_state, "shapley_values")
+    return Prepared(model, output=output, complement=complement, background=B).values(X)
+
+def base_values(model: GeneralizedNaiveBayes,
+                X=None,                      # rows: the base is the same for every row; given, it is repeated (n, K)
+                *, output: str = "log_odds", complement: str | None = None,
+                background=None,             # (b, d) background rows (default: the model's background_)
+               ) -> np.ndarray:              # (K,), or (n, K) with X
+    "E F(X') under the product of the background's marginals, per class: the base of `shapley_values` (φ.sum(1) + base = F)."
+    _check_model(model)
+    output = _check_output(output, complement, "base_values")
+    base = Prepared(model, output=output, complement=complement, background=background).base
     return base if X is None else np.tile(base, (len(_check_rows(model, X, "X")), 1))
 
 def expected_value(model: GeneralizedNaiveBayes, background, output: str = "centred_log_likelihood") -> np.ndarray:
@@ -277,28 +541,17 @@ def explain(model: GeneralizedNaiveBayes,  # fitted, k = 3
             X,                             # (n, d) rows to explain (a DataFrame is matched by column name, its index kept)
             *, output: str = "log_odds",   # a name of OUTPUTS (the same as part A's)
             complement: str | None = None,    # log-odds of 3+ classes: "pooled" (dependence='gaussian') or "mixture" (eq. (7)); None: pooled where it exists, else mixture
-            background=None,               # (b, d) background rows (required; `xai_geometry.background_sample(X_train)`)
+            background=None,               # (b, d) background rows (default: the model's background_; `xai_geometry.background_sample(X_train)`)
             X_background=None, n_background: int = 100, random_state=0,   # deprecated: use background=
            ) -> Explanation:
     """The GNB's analytic Shapley values as an `xai_geometry.Explanation`: (n, d) of `classes_[1]` for two classes,
-    (n, d, K) otherwise; values summed over features + base = `explained_output(model, X, output=...)`."""
+    (n, d, K) otherwise; values summed over features + base = `explained_output(model, X, output=...)`.
+    `Prepared(model, output=..., complement=..., background=...)(X)`, set up for this one call."""
     _check_model(model)
     output = _check_output(output, complement, "explain")
-    Xa = _check_rows(model, X, "X")
-    B = _resolve_background(model, background, X_background, n_background, random_state, "explain")
-    phi = shapley_values(model, Xa, output=output, complement=complement, background=B)
-    base = base_values(model, output=output, complement=complement, background=B)
-    names = [str(c) for c in getattr(model, "feature_names_in_", [f"x{i}" for i in range(Xa.shape[1])])]
-    data = pd.DataFrame(Xa, columns=names, index=X.index if isinstance(X, pd.DataFrame) else None)
-    info = {"output": output, "n_background": len(B), "dependence": model.dependence,
-            "background": "the given rows" if background is not None or X_background is not None else
-                          f"{len(B)} training rows kept at fit (model.background_: background_sample, seed 0)"}
-    complement = default_complement(model, complement)
-    if output == "log_odds" and len(model.classes_) > 2: info["complement"] = complement
-    return class_explanation(phi, base, model.classes_, output=output_text(output, model.classes_, complement), data=data,
-                             feature_names=names, method="analytic interventional Shapley values, product of the background's marginals",
-                             info=info)
-
+    if X_background is not None:
+        background = _resolve_background(model, background, X_background, n_background, random_state, "explain")
+    return Prepared(model, output=output, complement=complement, background=background)(X)
 
 # %% ../../nbs/41_gnb_shapley.ipynb #96a0e853
 @keyword_only
