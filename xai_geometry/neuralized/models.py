@@ -18,7 +18,7 @@ from .knn import NeuralizedKNN
 from .kernel_regression import NeuralizedKernelRegression, default_level
 from .multiclass import NeuralizedMulticlassSVM
 from .multiclass_knn import NeuralizedMulticlassKNN
-from .manhattan_knn import NeuralizedManhattanKNN
+from .manhattan_knn import MANHATTAN, NeuralizedManhattanKNN
 
 # %% auto #0
 __all__ = ['NETWORKS', 'explain', 'network_class', 'neuralize', 'check_affine_step', 'NeuralizedPipeline', 'base_values']
@@ -30,11 +30,12 @@ def _svc_network(model) -> type:
     return NeuralizedSVM if len(model.classes_) == 2 else NeuralizedMulticlassSVM
 
 def _knn_network(model) -> type:
-    """A k-NN classifier: the Manhattan metric → `NeuralizedManhattanKNN` (ℓ1 units, binary), else `NeuralizedKNN`
-    (two classes) or `NeuralizedMulticlassKNN`, which refuse what they do not cover (naming `method=`)."""
+    """A k-NN classifier: `NeuralizedMulticlassKNN` for three classes or more (one binary network per class), else
+    `NeuralizedManhattanKNN` for the Manhattan metric and `NeuralizedKNN` for any other; they refuse what they do not
+    cover (distance weights, an even k, another metric), naming `method=`."""
     check_is_fitted(model)
-    if getattr(model, "effective_metric_", model.metric) in ("manhattan", "cityblock", "l1"): return NeuralizedManhattanKNN
-    return NeuralizedKNN if len(model.classes_) == 2 else NeuralizedMulticlassKNN
+    if len(model.classes_) > 2: return NeuralizedMulticlassKNN
+    return NeuralizedManhattanKNN if getattr(model, "effective_metric_", model.metric) in MANHATTAN else NeuralizedKNN
 
 def _sklearn_networks() -> dict:
     from sklearn.kernel_ridge import KernelRidge
