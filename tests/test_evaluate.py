@@ -150,3 +150,15 @@ def test_explanation_of_the_wrong_number_of_classes_is_refused():
         evaluate(m3, np.zeros((5, 5)), X=RAW[:5], background=RAW)
     with pytest.raises(ValueError, match="3 outputs but the model has one"):
         evaluate(PIPE, xg.explain(m3, RAW[:5]), background=RAW)
+
+
+def test_bench_task_in_both_units():
+    "One data set and one model of `xai-geometry bench evaluate --quick`: the same scores on raw and standardized columns."
+    from xai_geometry.experiments.bench_evaluate import METHODS, agreement, evaluate_task, quantus_available
+    ok, _ = quantus_available()
+    T = evaluate_task("raisin", "SVC", quick=True, use_quantus=ok)
+    assert list(T.method) == list(METHODS) * 2 and set(T.units) == {"raw", "standardized"}
+    P = T.pivot(index="method", columns="units", values="aufc")
+    assert (P.raw - P.standardized).abs().max() <= 0.02
+    assert T.quantus_auc.notna().sum() == (4 if ok else 0)
+    if ok: assert len(agreement(T)) == 1
