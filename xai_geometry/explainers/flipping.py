@@ -268,7 +268,7 @@ def flipping_curve(model,  # fitted binary classifier (see attribution.explained
     if inpainter is None:
         if background is None:
             raise ValueError("pass background= (the training rows the in-painter is fitted to) or a fitted inpainter")
-        inpainter = ConditionalKDEInpainter().fit(background)
+        inpainter = ConditionalKDEInpainter().fit(check_array(background, input_name="background", ensure_min_samples=2))
     else:
         inpainter._check_fitted()
     if inpainter.n_features_in_ != d:
