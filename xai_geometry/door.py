@@ -17,7 +17,7 @@ from .cluster import is_dask_collection
 from .validation import AFFINE_STEPS, PER_FEATURE_STEPS, _passthrough, check_points
 
 # %% auto #0
-__all__ = ['explain_shapley', 'explain_lrp', 'Explainer', 'explain', 'evaluate']
+__all__ = ['explain_shapley', 'explain_lrp', 'Explainer', 'explain']
 
 # %% ../nbs/48a_door.ipynb #83f3f7e7
 def _is_gnb(model) -> bool:
@@ -214,27 +214,5 @@ def explain(model, X, *, method: str = "auto", output: str | None = None, backgr
     return Explainer(model, method=method, background=background, output=output, **options)(X)
 
 # %% ../nbs/48a_door.ipynb #25f5b918
-def evaluate(model,  # the explained model (a fitted estimator or pipeline with a real-valued output)
-             explanation,  # an (n, M) Explanation of `model` (or an (n, M) relevance array)
-             *, background,  # training rows the in-painter is fitted to (the same columns as the explained rows)
-             X=None,  # the explained rows, if `explanation` is an array (else its `data`)
-             n_draws: int = 50, step: int | None = None, output: str = "label", random_state=0) -> dict:
-    """Feature flipping with conditional KDE in-painting (Bley et al. §6.1) of an explanation: {"aufc": (n,) per row,
-    "mean": the mean AUFC, "stderr": its standard error, "n_removed": (k,), "curves": (n, k)}; lower is better."""
-    from xai_geometry.explainers.flipping import aufc, flipping_curve
-    if isinstance(explanation, Explanation):
-        if explanation.values.ndim != 2:
-            raise ValueError(f"explanation has {explanation.n_outputs} outputs: evaluate one at a time, e.g. explanation[..., 0]")
-        R, rows = explanation.values, explanation.data if X is None else X
-    else: R, rows = np.asarray(explanation, float), X
-    if rows is None: raise ValueError("X is required: the explanation carries no rows (its data is None)")
-    if background is None: raise ValueError("background is required: the training rows the in-painter draws removed features from")
-    if isinstance(rows, pd.DataFrame) and not all(pd.api.types.is_numeric_dtype(t) for t in rows.dtypes):
-        raise ValueError("evaluate re-draws features from a density of numeric columns: this explanation's rows have "
-                         "non-numeric columns (explain and evaluate the model on numeric inputs)")
-    if isinstance(rows, pd.DataFrame) and getattr(model, "feature_names_in_", None) is None: rows = rows.to_numpy(float)
-    n_removed, C = flipping_curve(model, rows, R, background=background, n_draws=n_draws, step=step, output=output,
-                                  random_state=random_state)
-    A = aufc(C, n_removed, reduce=None)
-    return {"aufc": A, "mean": float(A.mean()), "stderr": float(A.std(ddof=1) / np.sqrt(len(A))) if len(A) > 1 else float("nan"),
-            "n_removed": n_removed, "curves": C}
+from .explainers.evaluation import evaluate  # feature flipping in the model's own units (nbs/26a_evaluate)
+

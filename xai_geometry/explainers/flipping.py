@@ -20,7 +20,7 @@ from .baselines import ExplainedModel, explained_model
 
 
 # %% auto #0
-__all__ = ['ConditionalKDEInpainter', 'flipping_step', 'flipping_curve', 'aufc']
+__all__ = ['ConditionalKDEInpainter', 'flipping_step', 'flipping_curve', 'flip', 'aufc']
 
 # %% ../../nbs/26_flipping.ipynb #d6013e56
 _CHUNK = 1 << 21
@@ -37,9 +37,10 @@ class ConditionalKDEInpainter(BaseEstimator):
 
     The kernel is (s/pi)^(d/2) exp(-s |x - u|^2), i.e. N(u, I / (2s)); `fit` chooses the inverse
     bandwidth s by leave-one-out likelihood on a grid (refined by the fixed-point iteration of
-    the authors' code); `sample` / `sample_batch` draw the removed features."""
+    the authors' code); `sample` / `sample_batch` draw the removed features. Columns flagged `categorical`
+    (categories, one-hot indicators) take the drawn training row's value as it is: no noise on a category."""
 
-    _parameter_constraints = {"scales": ["array-like", None], "refine": ["boolean"],
+    _parameter_constraints = {"scales": ["array-like", None], "refine": ["boolean"], "categorical": ["array-like", None],
                               "max_iter": [Interval(Integral, 1, None, closed="left")], "tol": [Interval(Real, 0, None, closed="left")]}
 
     def __init__(self, *,
@@ -47,8 +48,9 @@ class ConditionalKDEInpainter(BaseEstimator):
                  refine: bool = True,  # refine the best grid value by the fixed-point iteration
                  max_iter: int = 200,  # fixed-point iterations at most
                  tol: float = 1e-9,  # stop when the mean LOO log-likelihood changes less
+                 categorical=None,  # (d,) booleans: columns drawn from the chosen training row without noise (None: none)
                  ):
-        self.scales, self.refine, self.max_iter, self.tol = scales, refine, max_iter, tol
+        self.scales, self.refine, self.max_iter, self.tol, self.categorical = scales, refine, max_iter, tol, categorical
 
     # -- fitting -----------------------------------------------------------------------------
     def _loo_terms(self, scales: np.ndarray):
@@ -78,8 +80,15 @@ class ConditionalKDEInpainter(BaseEstimator):
     def fit(self, X, y=None):
         "Store the training set (m, d) and choose s by leave-one-out likelihood."
         check_params(self, self._parameter_constraints,
-                     {"scales": self.scales, "refine": self.refine, "max_iter": self.max_iter, "tol": self.tol})
+                     {"scales": self.scales, "refine": self.refine, "max_iter": self.max_iter, "tol": self.tol,
+                      "categorical": self.categorical})
         U = check_features(self, X, reset=True, name="X_train")
+        self.noised_ = None                       # None: every column noised (the authors' sampler, draw for draw)
+        if self.categorical is not None:
+            cat = np.asarray(self.categorical)
+            if cat.dtype != bool or cat.shape != (U.shape[1],):
+                raise ValueError(f"categorical must be {U.shape[1]} booleans (one per column), got {cat.dtype} of shape {cat.shape}")
+            if cat.any(): self.noised_ = (~cat).astype(float)
         if len(U) < 2:
             raise ValueError(f"X_train needs at least 2 rows for the leave-one-out bandwidth, got {len(U)}")
         self.X_train_ = U
@@ -121,7 +130,8 @@ class ConditionalKDEInpainter(BaseEstimator):
         check_is_fitted(self, "scale_")     # NotFittedError (a ValueError) naming the class
 
     def sample_batch(self, X, kept_mask, n_draws: int = 50, random_state=None, *, local_gamma: float = 0.0) -> np.ndarray:
-        """Draws (n, n_draws, d): kept features (kept_mask True) equal X, the others come from the conditional KDE.
+        """Draws (n, n_draws, d): kept features (kept_mask True) equal X, the others come from the conditional KDE
+        (the chosen row's value, plus N(0, 1 / (2s)) noise on the columns not flagged `categorical`).
 
         X (n, d) points; kept_mask (n, d) or (d,) booleans; one numpy Generator stream for all.
         `local_gamma` > 0: local in-painting, the authors' `adjustment_gamma` (their `kde.py`): each training
@@ -161,7 +171,8 @@ class ConditionalKDEInpainter(BaseEstimator):
             u = rng.random((c, n_draws))
             idx = np.searchsorted((cdf + rows).ravel(), (u + rows).ravel(), side="right").reshape(c, n_draws) - rows * m
             idx = np.clip(idx, 0, m - 1)
-            draws = U[idx] + rng.standard_normal((c, n_draws, d)) * self.noise_std_
+            noise = rng.standard_normal((c, n_draws, d)) * self.noise_std_
+            draws = U[idx] + (noise if self.noised_ is None else noise * self.noised_)
             out[a:a + c] = np.where(M[a:a + c, None, :], x[:, None, :], draws)
         return out
 
@@ -257,28 +268,41 @@ def flipping_curve(model,  # fitted binary classifier (see attribution.explained
     if inpainter is None:
         if background is None:
             raise ValueError("pass background= (the training rows the in-painter is fitted to) or a fitted inpainter")
-        inpainter = ConditionalKDEInpainter().fit(background)
+        inpainter = ConditionalKDEInpainter().fit(check_array(background, input_name="background", ensure_min_samples=2))
     else:
         inpainter._check_fitted()
     if inpainter.n_features_in_ != d:
         raise ValueError(f"the inpainter was fitted on {inpainter.n_features_in_} features, X has {d}")
+    return flip(f(X), lambda D, kept: f(D.reshape(-1, d)).reshape(D.shape[:2]), X, R, inpainter, n_draws=n_draws, step=step,
+                output=output, random_state=random_state, tie_rtol=tie_rtol, local_gamma=local_gamma)
+
+
+def flip(f0: np.ndarray,  # (n,) the model's output at the explained points
+         score: Callable,  # score(draws (n, n_draws, p), kept (n, p)) -> (n, n_draws) outputs at the in-painted points
+         Z: np.ndarray,  # (n, p) the explained points in the in-painter's columns
+         R: np.ndarray,  # (n, G) relevance of G groups of columns (G = p: one column each)
+         inpainter: ConditionalKDEInpainter,  # fitted on rows of p columns
+         *, groups: np.ndarray | None = None,  # (p,) the group of each column (None: column j is group j)
+         n_draws: int, step: int, output: str, random_state, tie_rtol: float, local_gamma: float,
+         ) -> tuple[np.ndarray, np.ndarray]:
+    """The loop of `flipping_curve` over groups of columns: a group (a raw column's one-hot indicators, say) is
+    ranked by its relevance and removed as one; returns n_removed (k,) counted in groups and curves (n, k)."""
+    n, G = R.shape
     rng = np.random.default_rng(random_state)
     tie_rng = rng.spawn(1)[0]  # a child stream: the in-painting draws of rng stay as they are
-
-    f0 = f(X)
     sign = np.where(f0 > 0, 1.0, -1.0)
     order = _tie_free_order(sign[:, None] * R, tie_rtol, tie_rng)  # most relevant for the predicted class first
-    rank = np.argsort(order, axis=1)  # rank[i, j] = position of feature j in point i's order
-    n_removed = np.unique(np.r_[np.arange(0, d, step), d])
+    rank = np.argsort(order, axis=1)  # rank[i, j] = position of group j in point i's order
+    n_removed = np.unique(np.r_[np.arange(0, G, step), G])
     transform = (lambda v: np.where(v > 0, 1.0, -1.0)) if output == "label" else (lambda v: v)
     curves = np.empty((n, len(n_removed)))
     for t, r in enumerate(n_removed):
         if r == 0:
             curves[:, t] = sign * transform(f0)
             continue
-        draws = inpainter.sample_batch(X, rank >= r, n_draws, rng, local_gamma=local_gamma)  # (n, n_draws, d)
-        out = transform(f(draws.reshape(-1, d))).reshape(n, n_draws)
-        curves[:, t] = (sign[:, None] * out).mean(1)
+        kept = rank >= r if groups is None else (rank >= r)[:, groups]
+        draws = inpainter.sample_batch(Z, kept, n_draws, rng, local_gamma=local_gamma)  # (n, n_draws, p)
+        curves[:, t] = (sign[:, None] * transform(score(draws, kept))).mean(1)
     return n_removed, curves
 
 
