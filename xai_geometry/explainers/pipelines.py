@@ -146,7 +146,7 @@ class RawColumns:
             Z = np.array(R, dtype=float)
             for f in self._arithmetic: Z = f(Z)
         elif self._arithmetic is not None and isinstance(R, pd.DataFrame) and all(pd.api.types.is_numeric_dtype(t) for t in R.dtypes):
-            Z = np.array(R.to_numpy(dtype=float), dtype=float, order="C")
+            Z = np.array(R.to_numpy(dtype=float), dtype=float)          # (its memory order kept: the floats of part B's own path)
             for f in self._arithmetic: Z = f(Z)
         else:
             Z = R
