@@ -73,7 +73,8 @@ class ModelAgnostic(Method):
         if isinstance(model, type): return f"{model.__name__} is a class, not a fitted model"
         if not hasattr(model, "fit"): return f"{type(model).__name__} is not a scikit-learn estimator"
         if not (is_classifier(model) or is_regressor(model)):
-            return f"{type(model).__name__} is neither a classifier nor a regressor (no real-valued output to explain)"
+            return (f"{type(model).__name__} is neither a classifier nor a regressor (the model-agnostic methods explain a "
+                    "classifier's decision function or probabilities, or a regressor's prediction)")
         if not any(callable(getattr(model, m, None)) for m in ("decision_function", "predict_proba", "predict")):
             return f"{type(model).__name__} has no decision_function, predict_proba or predict"
         return None
