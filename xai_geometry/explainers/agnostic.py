@@ -269,9 +269,11 @@ class Lime(ModelAgnostic):
 
 # %% ../../nbs/25b_agnostic.ipynb #b2d31e15
 def _reference_rows(fn):
-    "A reference adapter called with the background's checked rows."
-    return lambda model, X, *, background=None, random_state=0, **kw: fn(model, X, background=background.rows,
-                                                                          random_state=random_state, **kw)
+    "A reference adapter called with the background's checked rows (or rows as given, by the former registry's callers)."
+    def call(model, X, *, background=None, random_state=0, **kw):
+        rows = background.rows if isinstance(background, Background) else background
+        return fn(model, X, background=rows, random_state=random_state, **kw)
+    return call
 
 @register
 class ShapKernel(ModelAgnostic):
