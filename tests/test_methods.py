@@ -228,3 +228,12 @@ def test_a_model_agnostic_class_still_loads_its_function(name):
     m = SVC(gamma=0.3).fit(X, y)
     R = cls.load()(m, X[:2], background=X[:20], random_state=0, **({"nsamples": 40} if name == "shap_kernel" else {}))
     assert cls.applies_to == "any" and np.asarray(R).shape == (2, 6)
+
+
+def test_registry_of_a_fresh_interpreter_lists_the_exact_methods():
+    "xg.explainers, read first thing in a new process, holds the exact classes too (the package imports them with it)."
+    import subprocess, sys
+    code = "import xai_geometry as xg; print(','.join(xg.explainers.table().index))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip().split(",")
+    assert {"shapley", "lrp", "linear", "tree_shap"} <= set(out), out
+    assert {"kernel_shap", "occlusion"} <= set(out), out
