@@ -62,10 +62,16 @@ toy_baseline.calls = []
 
 
 def test_a_baseline_added_to_the_registry_is_a_column_of_part_b():
-    "One function and one row of the registry: `relevance` calls the row's function with the training split as background."
-    from xai_geometry.explainers import REGISTRY, ExplainerSpec, register
+    "One class of the registry: `relevance` calls the class's function with the training split as background."
+    from xai_geometry.explainers import REGISTRY, register
+    from xai_geometry.explainers.agnostic import ModelAgnostic
     from xai_geometry.experiments.part_b_methods import column_label
-    register(ExplainerSpec("toy", f"{__name__}:toy_baseline", "any", "any model", "Toy", "tab:red", "one call", "none"))
+
+    class Toy(ModelAgnostic):
+        name, label, colour, cost, reference = "toy", "Toy", "tab:red", "one call", "none"
+        function = staticmethod(toy_baseline)
+
+    register(Toy)
     try:
         X, X_train = np.arange(6.0).reshape(3, 2), np.ones((5, 2))
         toy_baseline.calls.clear()
