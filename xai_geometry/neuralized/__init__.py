@@ -11,12 +11,16 @@ import sys
 from ..explainers import baselines as attribution, flipping
 from .lrp import (LRPTerms, PoolingWeights, heuristic_beta_svm, heuristic_eta_knn, heuristic_eta_svm,
                                          heuristic_kappa_knn, median_scale)
+from .rules import BandRule, EtaRule, L1BandRule, Rule
+from .network import Network
 from .svm import NeuralizedSVM, SoftPoolNetwork
 from .knn import NeuralizedKNN
 from .kernel_regression import NeuralizedKernelRegression
 from .multiclass import NeuralizedMulticlassSVM
+from .multiclass_knn import NeuralizedMulticlassKNN
 from .l1_knn import NeuralizedL1KNN
-from .models import NeuralizedPipeline, base_values, explain, neuralize
+from .manhattan_knn import NeuralizedManhattanKNN
+from .models import NETWORKS, NeuralizedPipeline, base_values, explain, network_class, neuralize
 from ..explainers.flipping import ConditionalKDEInpainter, aufc, flipping_curve
 
 # the baselines and the flipping evaluation live on the explainers' floor; their former paths name the same modules
@@ -24,6 +28,9 @@ sys.modules[__name__ + ".attribution"], sys.modules[__name__ + ".flipping"] = at
 
 _EXPORTS = {
     "explain": "models", "base_values": "models", "neuralize": "models", "NeuralizedPipeline": "models",
+    "NETWORKS": "models", "network_class": "models", "Network": "network",
+    "Rule": "rules", "EtaRule": "rules", "BandRule": "rules", "L1BandRule": "rules",
+    "NeuralizedMulticlassKNN": "multiclass_knn", "NeuralizedManhattanKNN": "manhattan_knn",
     "NeuralizedSVM": "svm", "SoftPoolNetwork": "svm", "NeuralizedKNN": "knn",
     "NeuralizedKernelRegression": "kernel_regression", "NeuralizedMulticlassSVM": "multiclass",
     "NeuralizedL1KNN": "l1_knn", "PoolingWeights": "lrp", "LRPTerms": "lrp",
@@ -32,4 +39,3 @@ _EXPORTS = {
     "heuristic_eta_knn": "lrp", "median_scale": "lrp",
 }
 __all__ = ["attribution", *_EXPORTS]
-

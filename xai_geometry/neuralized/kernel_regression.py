@@ -8,16 +8,16 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import pandas as pd
 from scipy.linalg import solve
 
 from ..validation import check_params, StrOptions
 from .lrp import NETWORK_OPTIONS, Float
-from .svm import (SoftPoolNetwork, check_rbf_model, check_points, check_finite_result, dense,
-                                         feature_names_from)
-
+from .network import dense, feature_names_from
+from .svm import SoftPoolNetwork, check_rbf_model
 
 # %% auto #0
-__all__ = ['NeuralizedKernelRegression']
+__all__ = ['NeuralizedKernelRegression', 'default_level']
 
 # %% ../../nbs/23_kernel_regression.ipynb #2d8b2d75
 class NeuralizedKernelRegression(SoftPoolNetwork):
@@ -43,8 +43,8 @@ class NeuralizedKernelRegression(SoftPoolNetwork):
             warnings.warn("NeuralizedKernelRegression(model, level): pass the level as a keyword, "
                           "NeuralizedKernelRegression(model, level=...); the positional form will be removed", FutureWarning, stacklevel=2)
             level = args[0]
-        check_params(self, self._parameter_constraints, {"level": level, "method": method,
-                                                         "chunk_size": chunk_size, "blas_threads": blas_threads})
+        check_params(self, {k: self._parameter_constraints[k] for k in ("level", "method")}, {"level": level, "method": method})
+        self._set_options(chunk_size, blas_threads)
         level = float(level)
         gamma = check_rbf_model(model, (KernelRidge, SVR, NuSVR), "KernelRidge, SVR or NuSVR with kernel='rbf'")
         if isinstance(model, KernelRidge):
@@ -70,19 +70,46 @@ class NeuralizedKernelRegression(SoftPoolNetwork):
         pos, neg = coef > 0, coef < 0
         super().__init__(U[pos], coef[pos], U[neg], -coef[neg], theta, gamma, classes=np.array([-1, 1]),
                          chunk_size=chunk_size, blas_threads=blas_threads)
-        self.level, self.method = level, method
+        self.level, self.method, self.model_ = level, method, model
+        self.level_from = "given"                          # `neuralize` says where a default level comes from
         self.coef_ = coef                                  # the (possibly re-centred) α′, in the model's row order
         feature_names_from(self, model)
 
     def regression_function(self, X) -> np.ndarray:
         "The shifted regression function the network represents: f(x) − c (bias) or f′(x) (recentre), (n,)."
-        X = check_points(self, X)
+        X = self.check_rows(X)
         Xc = X - self.pools_.centre; mp = self.n_support_[0]
         out = np.full(len(X), self.theta_)
         with np.errstate(over="ignore"):
-            for b in self._chunks(len(X)):
+            for b in self._blocks(len(X)):
                 K = np.exp(-self.gamma_ * self.pools_.sqdist(Xc[b]))   # distances overflowing to +inf give kernel 0
                 out[b] += K[:, :mp] @ self.alpha_pos_ - K[:, mp:] @ self.alpha_neg_
-        check_finite_result(self, X, out)
+        self._finite(X, out)
         return out
 
+
+    def _output_words(self) -> str:
+        return f"network_output g(x) of the regression at level c = {self.level:.3g} (> 0: f(x) > c)"
+
+# %% ../../nbs/23_kernel_regression.ipynb #e4a6c8b0
+def default_level(model,            # fitted KernelRidge, SVR or NuSVR, or a Pipeline ending in one
+                  background=None,  # rows in the model's input space (a pipeline's raw columns), or None
+                 ) -> tuple[float, str]:
+    """(c, where it comes from): the mean prediction over `background` if given, else over the training rows the
+    final model keeps (KernelRidge: all of them; SVR and NuSVR: their support vectors, the only ones they keep)."""
+    from sklearn.pipeline import Pipeline
+    if background is not None:
+        B = background
+        if len(B) == 0: raise ValueError("background has no rows: the default level is the mean prediction over them")
+        names = getattr(model, "feature_names_in_", None)
+        if names is not None and not isinstance(B, pd.DataFrame): B = pd.DataFrame(np.asarray(B, float), columns=names)
+        f = np.asarray(model.predict(B), float).ravel(); what = f"the {len(f)} background rows"
+    else:
+        final = model[-1] if isinstance(model, Pipeline) else model
+        rows, kind = ((final.X_fit_, "training rows") if hasattr(final, "X_fit_")
+                      else (final.support_vectors_, "support vectors (the only training rows it keeps)"))
+        names = getattr(final, "feature_names_in_", None)
+        f = np.asarray(final.predict(pd.DataFrame(rows, columns=names) if names is not None else rows), float).ravel()
+        what = f"the model's {len(f)} {kind}"
+    if not np.isfinite(f).all(): raise ValueError(f"the model's predictions over {what} are not finite: give level=")
+    return float(f.mean()), f"the mean prediction over {what}"

@@ -10,46 +10,56 @@ import pandas as pd
 import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
-from ..validation import check_params, warn_deprecated
-from .lrp import (TwoPools, PoolingWeights, LRPTerms, NETWORK_OPTIONS, Int, Float, relevance,
-                                         root_value, blas_threads, heuristic_kappa_knn, heuristic_eta_knn)
-from .svm import check_points, check_finite_result, dense, feature_names_from
-
+from .lrp import TwoPools, PoolingWeights, LRPTerms, root_value
+from .rules import BandRule
+from .network import Network, class_label, dense, feature_names_from
 
 # %% auto #0
-__all__ = ['NeuralizedKNN']
+__all__ = ['ELSEWHERE', 'check_knn', 'NeuralizedKNN']
+
+# %% ../../nbs/22_knn.ipynb #c6e1a2b0
+ELSEWHERE = ("; a k-NN the networks do not cover is explained by a model-agnostic method: "
+             "xai_geometry.explain(model, X, method='kernel_shap') or method='occlusion'")
+
+def check_knn(model,
+              metrics: tuple = ("euclidean", "l2"),  # the effective metrics the network reproduces
+              what: str = "euclidean (metric='minkowski' with p=2, or 'euclidean'; a Manhattan k-NN is NeuralizedManhattanKNN)",
+             ) -> int:
+    "Check a fitted k-NN classifier for rank pooling (odd k, uniform weights, the metric, one output); return k."
+    from sklearn.neighbors import KNeighborsClassifier
+    if not isinstance(model, KNeighborsClassifier):
+        raise TypeError(f"model must be a fitted KNeighborsClassifier, got {type(model).__name__}")
+    check_is_fitted(model)
+    k = model.n_neighbors
+    if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError(f"the model's n_neighbors must be a positive integer, got {k!r}")
+    if k % 2 == 0: raise ValueError(f"n_neighbors must be odd (k = 2q − 1) to be neuralized, got {k}" + ELSEWHERE)
+    if model.weights != "uniform":
+        raise ValueError(f"weights must be 'uniform' to be neuralized, got {model.weights!r}" + ELSEWHERE)
+    metric = getattr(model, "effective_metric_", model.metric)
+    if metric not in metrics:
+        params = getattr(model, "effective_metric_params_", None)
+        raise ValueError(f"the metric must be {what}, got effective metric {metric!r}" + (f" with {params}" if params else "") + ELSEWHERE)
+    if getattr(model, "outputs_2d_", False): raise ValueError("multi-output k-NN cannot be neuralized" + ELSEWHERE)
+    return int(k)
 
 # %% ../../nbs/22_knn.ipynb #5daea1d1
-class NeuralizedKNN:
+class NeuralizedKNN(Network):
     """A fitted binary k-NN classifier (euclidean, odd k, uniform weights) as the rank-pooling network of §3.2.
 
     `decision_function(X)` = g = d_q⁻² − d_q⁺² (n,); `relevance(X, *, eta, kappa)` the LRP relevance (n, d),
-    positive = evidence for `classes_[1]`; `explain_terms` the same with its conservation law. Neighbour ranks
-    are computed here by one matrix product per block and `np.argpartition`; the fitted model is only read
-    (and asked for its own vote on exact ties, g = 0)."""
-    _parameter_constraints = dict(NETWORK_OPTIONS)
+    positive = evidence for `classes_[1]`; `explain_terms` the same with its conservation law. Its rule is
+    `rules.BandRule` (η, κ). Neighbour ranks are computed here by one matrix product per block and
+    `np.argpartition`; the fitted model is only read (and asked for its own vote on exact ties, g = 0)."""
+    rule_type = BandRule
+    _block_entries = 1 << 21
 
     def __init__(self, model, # fitted sklearn.neighbors.KNeighborsClassifier, binary, odd k, uniform, euclidean
                  *, chunk_size: int | None = None, # rows per block (default: ~2·10⁶ matrix entries)
                  blas_threads: int | None = 1,     # BLAS threads (None: the BLAS default)
                 ):
-        from sklearn.neighbors import KNeighborsClassifier
-        check_params(self, self._parameter_constraints, {"chunk_size": chunk_size, "blas_threads": blas_threads})
-        if not isinstance(model, KNeighborsClassifier):
-            raise TypeError(f"model must be a fitted KNeighborsClassifier, got {type(model).__name__}")
-        check_is_fitted(model)
-        k = model.n_neighbors
-        if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or k < 1:
-            raise ValueError(f"the model's n_neighbors must be a positive integer, got {k!r}")
-        if k % 2 == 0: raise ValueError(f"n_neighbors must be odd (k = 2q − 1) to be neuralized, got {k}")
-        if model.weights != "uniform":
-            raise ValueError(f"weights must be 'uniform' to be neuralized, got {model.weights!r}")
-        metric = getattr(model, "effective_metric_", model.metric)
-        if metric not in ("euclidean", "l2"):
-            raise ValueError(f"the metric must be euclidean (metric='minkowski' with p=2, or 'euclidean'), "
-                             f"got effective metric {metric!r}" + ("" if not getattr(model, "effective_metric_params_", None)
-                                                                  else f" with {model.effective_metric_params_}"))
-        if getattr(model, "outputs_2d_", False): raise ValueError("multi-output k-NN cannot be neuralized")
+        self._set_options(chunk_size, blas_threads)
+        k = check_knn(model)
         if len(model.classes_) != 2:
             raise ValueError(f"NeuralizedKNN needs a binary classifier, this one has {len(model.classes_)} classes")
         X = dense(model._fit_X, "the model's training points"); y = np.asarray(model._y).ravel()
@@ -69,22 +79,14 @@ class NeuralizedKNN:
         self.pools_ = TwoPools(X[self.pos_index_], X[self.neg_index_])
         self.n_features_in_ = X.shape[1]
         feature_names_from(self, model)
-        self.chunk_size, self.blas_threads = chunk_size, blas_threads
 
     @property
     def n_pool_(self) -> tuple[int, int]: return self.pools_.n_pos, self.pools_.n_neg
 
-    def _blocks(self, n):
-        check_params(self, {"chunk_size": NETWORK_OPTIONS["chunk_size"]}, {"chunk_size": self.chunk_size})  # also if set later
-        step = self.chunk_size or max(16, (1 << 21) // max(1, sum(self.n_pool_)))
-        return [slice(s, s + step) for s in range(0, n, step)]
+    def _n_members(self) -> int: return sum(self.n_pool_)
 
-    def _options(self, eta, kappa):
-        "η and κ checked (the message names the option), Table 1's defaults filled in."
-        check_params(f"{type(self).__name__}.relevance",
-                     {"eta": [Float(0, 1), None], "kappa": [Int(0, self.q_ - 1), None]}, {"eta": eta, "kappa": kappa})
-        return (heuristic_eta_knn(self.n_neighbors) if eta is None else float(eta),
-                heuristic_kappa_knn(self.n_neighbors) if kappa is None else int(kappa))
+    def _output_words(self) -> str:
+        return f"network_output g(x) = d_q⁻² − d_q⁺² of the k-NN (q = {self.q_}; > 0: {class_label(self.classes_[1])})"
 
     @staticmethod
     def _nearest(D, r):
@@ -96,27 +98,27 @@ class NeuralizedKNN:
         o = np.argsort(d, axis=1, kind="stable")
         return np.take_along_axis(idx, o, axis=1), np.take_along_axis(d, o, axis=1)
 
-    def _block(self, Xb, kappa):
-        """Band indices and values ‖x − u‖² − ‖x‖² (ranks 1..q+κ) per pool, and g. The common ‖x‖² is left out
-        (`TwoPools.cross_raw`): ranks and g = d_q⁻² − d_q⁺² do not depend on it, and without it they stay finite
-        and exact far from the data; uncentred, like scikit-learn, so that ties on grids stay exact."""
+    def _block(self, Xb, depth):
+        """The `depth` nearest members of each pool (indices and values ‖x − u‖² − ‖x‖², nearest first) and g. The
+        common ‖x‖² is left out (`TwoPools.cross_raw`): ranks and g = d_q⁻² − d_q⁺² do not depend on it, and without
+        it they stay finite and exact far from the data; uncentred, like scikit-learn, so that ties on grids stay exact."""
         mp = self.pools_.n_pos; q = self.q_
         D = self.pools_.cross_raw(Xb)
-        ip, dp = self._nearest(D[:, :mp], q + kappa)
-        i_n, dn = self._nearest(D[:, mp:], q + kappa)
+        ip, dp = self._nearest(D[:, :mp], depth)
+        i_n, dn = self._nearest(D[:, mp:], depth)
         return ip, dp, i_n, dn, dn[:, q - 1] - dp[:, q - 1]
 
     def decision_function(self, X) -> np.ndarray:
         "g(x) = d_q⁻(x)² − d_q⁺(x)², the rank-pooling network's output (n,); > 0 means classes_[1]."
-        X = check_points(self, X); out = np.empty(len(X))
-        with blas_threads(self.blas_threads), np.errstate(over="ignore", invalid="ignore"):
-            for b in self._blocks(len(X)): out[b] = self._block(X[b], 0)[-1]
-        check_finite_result(self, X, out)
+        X = self.check_rows(X); out = np.empty(len(X))
+        with self._threads(), np.errstate(over="ignore", invalid="ignore"):
+            for b in self._blocks(len(X)): out[b] = self._block(X[b], self.q_)[-1]
+        self._finite(X, out)
         return out
 
     def predict(self, X) -> np.ndarray:
         "Labels from the sign of g; on exact ties (g = 0) the fitted model's own vote (see the tie rule)."
-        X = check_points(self, X)
+        X = self.check_rows(X)
         g = self.decision_function(X)
         out = self.classes_[(g > 0).astype(int)]
         tie = g == 0
@@ -126,56 +128,46 @@ class NeuralizedKNN:
             out[tie] = self.model_.predict(Xt)
         return out
 
-    def _band(self, ip, i_n, kappa, n):
-        "Sparse signed pooling matrix [P+ | −P−] (n, m) with uniform weights on ranks q−κ..q+κ."
-        mp, mn = self.n_pool_; lo = self.q_ - kappa - 1
+    def _band(self, ip, i_n, rule, n):
+        "Sparse signed pooling matrix [P+ | −P−] (n, m) with uniform weights on the band of ranks q−κ..q+κ (`BandRule.band`)."
+        mp, mn = self.n_pool_
         cols, vals = [], []
         for idx, off, sign in ((ip, 0, 1.0), (i_n, mp, -1.0)):
-            band = idx[:, lo:]                                        # ranks q−κ .. q+κ (clipped to the class size)
+            band = rule.band(idx, self.q_)                            # ranks q−κ .. q+κ (clipped to the class size)
             cols.append(band + off); vals.append(np.full(band.shape, sign / band.shape[1]))
         C = np.hstack(cols); V = np.hstack(vals)
         return sp.csr_matrix((V.ravel(), C.ravel(), np.arange(0, C.size + 1, C.shape[1])), shape=(n, mp + mn))
 
     def pooling_weights(self, X, *, kappa: int | None = None) -> PoolingWeights:
         "Pooling probabilities of eq. (4): P+ (n, m+), P− (n, m−) uniform on each class's index band; no bias member."
-        X = check_points(self, X); _, kappa = self._options(None, kappa)
-        with blas_threads(self.blas_threads), np.errstate(over="ignore", invalid="ignore"):
-            S = sp.vstack([self._band(*self._block(X[b], kappa)[0:3:2], kappa, len(X[b])) for b in self._blocks(len(X))])
+        X = self.check_rows(X); rule = self.rule(kappa=kappa); depth = rule.depth(self.q_)
+        with self._threads(), np.errstate(over="ignore", invalid="ignore"):
+            S = sp.vstack([self._band(*self._block(X[b], depth)[0:3:2], rule, len(X[b])) for b in self._blocks(len(X))])
         S = S.toarray(); mp = self.n_pool_[0]; zero = np.zeros(len(X))
         return PoolingWeights(S[:, :mp], -S[:, mp:], zero, zero.copy())
 
-    def relevance(self, X,
-                *, eta: float | None = None,  # reference position η ∈ [0, 1] (default: Table 1, 0.8)
-                kappa: int | None = None,     # band half-width κ ∈ 0..q−1 (default: Table 1, (k − 1)/2)
-               ) -> np.ndarray:
+    def _relevance_of(self, X: np.ndarray, rule: BandRule) -> np.ndarray:
         "Relevance E_η (n, d) of eq. (6) with the band pooling of eq. (4); positive = evidence for classes_[1]."
-        return self._explain(X, eta, kappa, terms=False)
+        return self._explain(X, rule, terms=False)
 
-    def explain(self, X, **options) -> np.ndarray:
-        "Deprecated: `relevance(X, ...)`, the same array (the name `explain` is the record-returning `neuralized.explain`)."
-        warn_deprecated(f"{type(self).__name__}.explain(X)", f"{type(self).__name__}.relevance(X)")
-        return self.relevance(X, **options)
-
-    def explain_terms(self, X, *, eta: float | None = None, kappa: int | None = None) -> LRPTerms:
+    def _terms(self, X: np.ndarray, rule: BandRule) -> LRPTerms:
         "E_η with its conservation law: relevance.sum(1) + root + gap = g; root = gap = 0 for η = 1, κ = 0."
-        return self._explain(X, eta, kappa, terms=True)
+        return self._explain(X, rule, terms=True)
 
-    def _explain(self, X, eta, kappa, terms):
-        X = check_points(self, X); eta, kappa = self._options(eta, kappa)
+    def _explain(self, X, rule, terms):
         n = len(X); E = np.empty_like(X); g = np.empty(n); root = np.empty(n); M = np.empty(n)
-        lo = self.q_ - kappa - 1
-        with blas_threads(self.blas_threads), np.errstate(over="ignore", invalid="ignore"):
+        depth = rule.depth(self.q_)
+        with self._threads(), np.errstate(over="ignore", invalid="ignore"):
             for b in self._blocks(n):
-                ip, dp, i_n, dn, g[b] = self._block(X[b], kappa)
-                S = self._band(ip, i_n, kappa, len(ip))
-                E[b] = relevance(self.pools_, X[b], S, eta)
+                ip, dp, i_n, dn, g[b] = self._block(X[b], depth)
+                S = self._band(ip, i_n, rule, len(ip))
+                E[b] = rule.relevance(self.pools_, X[b], S)
                 if terms:                     # Σ_ij p_i p_j z_ij(x) = band mean of d⁻² − band mean of d⁺² (‖x‖² cancels)
-                    M[b] = dn[:, lo:].mean(1) - dp[:, lo:].mean(1)
-                    root[b] = root_value(self.pools_, X[b], S, eta)
+                    M[b] = rule.band(dn, self.q_).mean(1) - rule.band(dp, self.q_).mean(1)
+                    root[b] = root_value(self.pools_, X[b], S, rule.eta)
         if not terms:
-            check_finite_result(self, X, E)
+            self._finite(X, E)
             return E
         gap = g - M
-        check_finite_result(self, X, E, g, root, gap)
+        self._finite(X, E, g, root, gap)
         return LRPTerms(E, g, root, gap)
-

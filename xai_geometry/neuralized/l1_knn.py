@@ -6,12 +6,13 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 from scipy.spatial.distance import cdist
 from sklearn.utils.validation import check_is_fitted
 
-from ..validation import check_params, warn_deprecated
-from .lrp import PoolingWeights, LRPTerms, Int
-
+from .lrp import PoolingWeights, LRPTerms
+from .rules import L1BandRule
+from .network import Network, class_label
 
 # %% auto #0
 __all__ = ['NeuralizedL1KNN']
@@ -19,22 +20,25 @@ __all__ = ['NeuralizedL1KNN']
 # %% ../../nbs/40_shapley_knn_relevance.ipynb #a04370b6
 _TOL = 1e-9  # distances within this relative gap are equal (as in naive_bayes.neighbors)
 
-class NeuralizedL1KNN:
+class NeuralizedL1KNN(Network):
     """Part A's fitted ℓ1 k-NN (`SupervisedKNeighborsClassifier`: binary, odd k, ties="index") as part B's
     rank-pooling network with ℓ1 detection units, over the distinct recoded training rows and their counts.
 
     `decision_function(X)` = g = d_q⁻ − d_q⁺ (n,); `relevance(X, *, kappa)` the relevance per input variable (n, M),
     exact and conservative; `explain_coordinates` per embedding coordinate (n, D); `explain_terms` the relevance
-    per variable with its conservation law. Positive = evidence for `classes_[1]`. X are raw rows, recoded and
-    embedded by the wrapped model; distances are scipy's `cdist(..., "cityblock")`, one block of rows at a time."""
-    _parameter_constraints = {"chunk_size": [Int(1, None, closed="left"), None]}
+    per variable with its conservation law. Positive = evidence for `classes_[1]`. Rule: `rules.L1BandRule` (κ).
+    X are raw rows, recoded and embedded by the wrapped model; distances are scipy's `cdist(..., "cityblock")`,
+    one block of rows at a time."""
+    rule_type = L1BandRule
+    _block_entries, _min_block = 1 << 21, 8
 
     def __init__(self, model,                        # fitted naive_bayes.SupervisedKNeighborsClassifier, binary, odd k
                  *, chunk_size: int | None = None,  # test rows per block (None: ~16 MB of distances)
+                 blas_threads: int | None = 1,      # BLAS threads (scipy's cdist uses none; kept for a common signature)
                 ):
         from xai_geometry.naive_bayes.neighbors import SupervisedKNeighborsClassifier
         from xai_geometry.naive_bayes.geometry import embedding_from_parts
-        check_params(self, self._parameter_constraints, {"chunk_size": chunk_size})
+        self._set_options(chunk_size, blas_threads)
         if not isinstance(model, SupervisedKNeighborsClassifier):
             raise TypeError(f"model must be a fitted SupervisedKNeighborsClassifier (part A), got {type(model).__name__}")
         check_is_fitted(model, "model_")
@@ -46,25 +50,32 @@ class NeuralizedL1KNN:
             raise ValueError(f"the model's ties must be 'index' (lowest training index among tied rows), got {model.ties!r}: "
                              "with ties='vote' every row tied with the k-th votes, which rank pooling does not reproduce")
         m = model.model_; J = len(m.classes_); M = m.n_features_in_
-        self.counts_ = np.asarray(model.unique_class_counts_, dtype=np.int64)      # (U, 2) training rows per pattern and class
-        self.U_ = embedding_from_parts(m, model.unique_codes_, model.kind, model.complement)   # (U, D) distinct embedded rows
-        q = (k + 1) // 2
+        U = embedding_from_parts(m, model.unique_codes_, model.kind, model.complement)   # (U, D) distinct embedded rows
+        groups = np.repeat(np.arange(M), J)
+        names = list(getattr(m, "feature_names_in_", [f"x{i}" for i in range(M)]))
+        if U.shape[1] > M * J: groups = np.append(groups, M); names.append("log p_w(D)")   # kind="global"
+        self.model_, self.kind_ = model, model.kind
+        self._set_pools(U, model.unique_class_counts_, k, model.classes_, groups, names, M)
+        if hasattr(m, "feature_names_in_"): self.feature_names_in_ = np.asarray(m.feature_names_in_, dtype=object)
+
+    def _set_pools(self, U, counts, k, classes, groups, names, n_features):
+        """The network's pools: distinct rows `U` (U, D) with `counts` (U, 2) training rows of each class, k = 2q − 1,
+        the variable of each coordinate (`groups`) and the variables' names."""
+        self.U_, self.counts_ = U, np.asarray(counts, dtype=np.int64)
+        q = (int(k) + 1) // 2
         for c in (0, 1):
             if self.counts_[:, c].sum() < q:
-                raise ValueError(f"class {np.asarray(model.classes_[c]).item()!r} has {self.counts_[:, c].sum()} training "
+                raise ValueError(f"class {np.asarray(classes[c]).item()!r} has {self.counts_[:, c].sum()} training "
                                  f"row(s), fewer than q = (n_neighbors + 1)/2 = {q}")
-        self.model_, self.kind_ = model, model.kind
-        self.classes_ = model.classes_
+        self.classes_ = classes
         self.n_neighbors, self.q_ = int(k), q
         self.pos_patterns_ = np.flatnonzero(self.counts_[:, 1] > 0)         # the pools: patterns holding each class
         self.neg_patterns_ = np.flatnonzero(self.counts_[:, 0] > 0)
-        groups = np.repeat(np.arange(M), J)
-        names = list(getattr(m, "feature_names_in_", [f"x{i}" for i in range(M)]))
-        if self.U_.shape[1] > M * J: groups = np.append(groups, M); names.append("log p_w(D)")   # kind="global"
-        self.groups_, self.variable_names_ = groups, np.asarray(names, dtype=object)
-        self.n_features_in_ = M
-        if hasattr(m, "feature_names_in_"): self.feature_names_in_ = np.asarray(m.feature_names_in_, dtype=object)
-        self.chunk_size = chunk_size
+        self.groups_, self.variable_names_ = np.asarray(groups), np.asarray(names, dtype=object)
+        self.n_features_in_ = n_features
+        self._exact = L1BandRule(kappa=0)                                   # κ = 0: the q-th neighbours, g itself
+
+    def _n_members(self) -> int: return len(self.U_)
 
     def embed(self, X) -> np.ndarray:
         "Raw rows recoded and embedded as the k-NN does (the model's own checks of X apply), (n, D)."
@@ -72,14 +83,21 @@ class NeuralizedL1KNN:
         P = self.model_.model_.part_indices(X)
         return embedding_from_parts(self.model_.model_, P, self.kind_, self.model_.complement)
 
-    def _blocks(self, n):
-        check_params(self, self._parameter_constraints, {"chunk_size": self.chunk_size})   # also if set later
-        step = self.chunk_size or max(8, (1 << 21) // max(1, len(self.U_)))
-        return [slice(s, s + step) for s in range(0, n, step)]
+    def check_rows(self, X) -> np.ndarray:
+        "The rows the network reads: X embedded (`embed`)."
+        return self.embed(X)
 
-    def _kappa(self, kappa):
-        check_params(f"{type(self).__name__}.relevance", {"kappa": [Int(0, self.q_ - 1)]}, {"kappa": kappa})
-        return int(kappa)
+    def feature_names(self) -> list: return list(self.variable_names_)
+
+    def explanation_rows(self, X) -> tuple:
+        "(the embedded rows, the raw rows in the model's column order as `data` when one column per variable, the names)."
+        names = self.feature_names(); data = None                         # kind="global" adds a column of its own
+        if isinstance(X, pd.DataFrame) and hasattr(self, "feature_names_in_") and len(names) == self.n_features_in_:
+            data = X[list(self.feature_names_in_)]
+        return self.check_rows(X), data, names
+
+    def _output_words(self) -> str:
+        return f"network_output g(x) = d_q⁻ − d_q⁺ of the ℓ1 k-NN in d_{self.kind_} (> 0: {class_label(self.classes_[1])})"
 
     @staticmethod
     def _ranked(D, r):
@@ -101,38 +119,36 @@ class NeuralizedL1KNN:
         o = np.argsort(np.take_along_axis(D, idx, 1), axis=1, kind="stable")
         return np.take_along_axis(idx, o, 1)
 
-    def _pool(self, D, c, kappa):
+    def _pool(self, D, c, rule):
         """One class's band: patterns (b, r), their band weights (b, r) (rows of ranks q−κ..q+κ, ordered by
-        (distance, pattern order), each pattern's rows consecutive) and the q-th distance (b,)."""
+        (distance, pattern order), each pattern's rows consecutive: `L1BandRule.weights`) and the q-th distance (b,)."""
         T = self.pos_patterns_ if c == 1 else self.neg_patterns_
         q = self.q_; n_c = int(self.counts_[:, c].sum())
-        idx = T[self._ranked(D[:, T], q + kappa)]                         # every row of rank ≤ q+κ is in these patterns
-        cnt = self.counts_[idx, c]; hi_cum = np.cumsum(cnt, axis=1); lo_cum = hi_cum - cnt + 1
-        lo, hi = q - kappa, min(q + kappa, n_c)
-        w = np.clip(np.minimum(hi_cum, hi) - np.maximum(lo_cum, lo) + 1, 0, None) / (hi - lo + 1)
-        at_q = np.argmax(hi_cum >= q, axis=1)
-        return idx, w, np.take_along_axis(D, idx, 1)[np.arange(len(D)), at_q]
+        idx = T[self._ranked(D[:, T], rule.depth(q))]                     # every row of rank ≤ q+κ is in these patterns
+        cnt = self.counts_[idx, c]
+        at_q = np.argmax(np.cumsum(cnt, axis=1) >= q, axis=1)
+        return idx, rule.weights(cnt, q, n_c), np.take_along_axis(D, idx, 1)[np.arange(len(D)), at_q]
 
     def _decide(self, E):
         g = np.empty(len(E)); dmin = np.empty(len(E))
         for b in self._blocks(len(E)):
             D = cdist(E[b], self.U_, "cityblock")
-            dp, dn = self._pool(D, 1, 0)[2], self._pool(D, 0, 0)[2]
+            dp, dn = self._pool(D, 1, self._exact)[2], self._pool(D, 0, self._exact)[2]
             g[b] = dn - dp; dmin[b] = np.minimum(dp, dn)
         return g, dmin
 
     def decision_function(self, X) -> np.ndarray:
         "g(x) = d_q⁻(x) − d_q⁺(x) in ℓ1, (n,); > 0 means classes_[1]."
-        return self._decide(self.embed(X))[0]
+        return self._decide(self.check_rows(X))[0]
 
     def ties(self, X) -> np.ndarray:
         "(n,) True where g = 0 up to a relative 1e-9: the vote is decided by the model's tie rule, not by the sign of g."
-        g, dmin = self._decide(self.embed(X))
+        g, dmin = self._decide(self.check_rows(X))
         return np.abs(g) <= _TOL * (1 + dmin)
 
     def predict(self, X) -> np.ndarray:
         "Labels from the sign of g; where g = 0 up to a relative 1e-9, the wrapped model's own vote (its lowest-index rule)."
-        g, dmin = self._decide(self.embed(X))
+        g, dmin = self._decide(self.check_rows(X))
         out = self.classes_[(g > 0).astype(int)]
         tie = np.abs(g) <= _TOL * (1 + dmin)
         if tie.any():
@@ -142,49 +158,43 @@ class NeuralizedL1KNN:
 
     def pooling_weights(self, X, *, kappa: int = 0) -> PoolingWeights:
         "Band pooling weights over the distinct training rows of each class: (n, |pos_patterns_|), (n, |neg_patterns_|)."
-        kappa = self._kappa(kappa); E = self.embed(X); n = len(E)
+        rule = self.rule(kappa=kappa); E = self.check_rows(X); n = len(E)
         P = np.zeros((n, len(self.pos_patterns_))); N = np.zeros((n, len(self.neg_patterns_)))
         col_p = np.full(len(self.U_), -1); col_p[self.pos_patterns_] = np.arange(len(self.pos_patterns_))
         col_n = np.full(len(self.U_), -1); col_n[self.neg_patterns_] = np.arange(len(self.neg_patterns_))
         for b in self._blocks(n):
             D = cdist(E[b], self.U_, "cityblock"); r = np.arange(b.start, b.start + len(D))[:, None]
             for out, c, col in ((P, 1, col_p), (N, 0, col_n)):
-                idx, w, _ = self._pool(D, c, kappa)
+                idx, w, _ = self._pool(D, c, rule)
                 np.add.at(out, (np.broadcast_to(r, idx.shape), col[idx]), w)
         zero = np.zeros(n)
         return PoolingWeights(P, N, zero, zero.copy())
 
-    def _coordinates(self, E, kappa):
-        "Relevance per coordinate (n, D), g and the band difference of mean distances (n,)."
+    def _coordinates(self, E, rule):
+        "Relevance per coordinate (n, D) (`L1BandRule.relevance`), g and the band difference of mean distances (n,)."
         R = np.empty_like(E); g = np.empty(len(E)); M = np.empty(len(E))
         for b in self._blocks(len(E)):
             D = cdist(E[b], self.U_, "cityblock"); x = E[b][:, None, :]; rows = np.arange(len(D))[:, None]
-            ip, wp, dp = self._pool(D, 1, kappa); i_n, wn, dn = self._pool(D, 0, kappa)
-            R[b] = np.einsum("nr,nrd->nd", wn, np.abs(x - self.U_[i_n])) - np.einsum("nr,nrd->nd", wp, np.abs(x - self.U_[ip]))
+            ip, wp, dp = self._pool(D, 1, rule); i_n, wn, dn = self._pool(D, 0, rule)
+            R[b] = rule.relevance(x, self.U_[i_n], wn, self.U_[ip], wp)
             g[b] = dn - dp                                          # the q-th distances do not depend on κ
             M[b] = (wn * D[rows, i_n]).sum(1) - (wp * D[rows, ip]).sum(1)
         return R, g, M
 
-    def explain_coordinates(self, X, *, kappa: int = 0) -> np.ndarray:
+    def explain_coordinates(self, X, rule=None, **params) -> np.ndarray:
         "R (n, D): Σ_j p_j |x − u_j| − Σ_i p_i |x − u_i| per embedding coordinate; sums to d̄⁻ − d̄⁺ (= g for κ = 0)."
-        return self._coordinates(self.embed(X), self._kappa(kappa))[0]
+        return self._coordinates(self.check_rows(X), self.rule(rule, **params))[0]
 
     def _by_variable(self, R):
         out = np.zeros((len(R), len(self.variable_names_)))
         np.add.at(out.T, self.groups_, R.T)
         return out
 
-    def relevance(self, X, *, kappa: int = 0) -> np.ndarray:
+    def _relevance_of(self, E, rule) -> np.ndarray:
         "Relevance per input variable (n, M) (+ 'log p_w(D)' for kind='global'): coordinates summed over each variable's block."
-        return self._by_variable(self.explain_coordinates(X, kappa=kappa))
+        return self._by_variable(self._coordinates(E, rule)[0])
 
-    def explain(self, X, **options) -> np.ndarray:
-        "Deprecated: `relevance(X, ...)`, the same array (the name `explain` is the record-returning `neuralized.explain`)."
-        warn_deprecated(f"{type(self).__name__}.explain(X)", f"{type(self).__name__}.relevance(X)")
-        return self.relevance(X, **options)
-
-    def explain_terms(self, X, *, kappa: int = 0) -> LRPTerms:
+    def _terms(self, E, rule) -> LRPTerms:
         "Relevance per variable with its conservation law: relevance.sum(1) + gap = g, root = 0 (ℓ1 units need no root point)."
-        R, g, M = self._coordinates(self.embed(X), self._kappa(kappa))
+        R, g, M = self._coordinates(E, rule)
         return LRPTerms(self._by_variable(R), g, np.zeros(len(g)), g - M)
-

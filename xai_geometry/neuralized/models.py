@@ -10,57 +10,125 @@ import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
 from ..explanation import Explanation, check_output
-from ..validation import AFFINE_STEPS, check_params, warn_deprecated
+from ..validation import AFFINE_STEPS, check_params, check_points, warn_deprecated
 from .lrp import LRPTerms, NETWORK_OPTIONS, Float
-from .svm import SoftPoolNetwork, NeuralizedSVM, check_points, feature_names_from
+from .network import Network, feature_names_from
+from .svm import NeuralizedSVM
 from .knn import NeuralizedKNN
-from .kernel_regression import NeuralizedKernelRegression
+from .kernel_regression import NeuralizedKernelRegression, default_level
 from .multiclass import NeuralizedMulticlassSVM
 from .multiclass_knn import NeuralizedMulticlassKNN
-
+from .manhattan_knn import NeuralizedManhattanKNN
 
 # %% auto #0
-__all__ = ['explain', 'neuralize', 'check_affine_step', 'NeuralizedPipeline', 'base_values']
+__all__ = ['NETWORKS', 'explain', 'network_class', 'neuralize', 'check_affine_step', 'NeuralizedPipeline', 'base_values']
 
 # %% ../../nbs/24a_explain.ipynb #91708054
-_NETWORKS = (SoftPoolNetwork, NeuralizedKNN, NeuralizedMulticlassSVM, NeuralizedMulticlassKNN)
+def _svc_network(model) -> type:
+    "A Gaussian SVC or NuSVC: `NeuralizedSVM` for two classes, `NeuralizedMulticlassSVM` for more."
+    check_is_fitted(model)
+    return NeuralizedSVM if len(model.classes_) == 2 else NeuralizedMulticlassSVM
 
+def _knn_network(model) -> type:
+    """A k-NN classifier: the Manhattan metric → `NeuralizedManhattanKNN` (ℓ1 units, binary), else `NeuralizedKNN`
+    (two classes) or `NeuralizedMulticlassKNN`, which refuse what they do not cover (naming `method=`)."""
+    check_is_fitted(model)
+    if getattr(model, "effective_metric_", model.metric) in ("manhattan", "cityblock", "l1"): return NeuralizedManhattanKNN
+    return NeuralizedKNN if len(model.classes_) == 2 else NeuralizedMulticlassKNN
+
+def _sklearn_networks() -> dict:
+    from sklearn.kernel_ridge import KernelRidge
+    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.svm import SVC, SVR, NuSVC, NuSVR
+    return {SVC: _svc_network, NuSVC: _svc_network, KNeighborsClassifier: _knn_network,
+            KernelRidge: NeuralizedKernelRegression, SVR: NeuralizedKernelRegression, NuSVR: NeuralizedKernelRegression}
+
+NETWORKS: dict = _sklearn_networks()   # model type -> network class, or a function (model -> network class)
+
+def network_class(model) -> type:
+    """The network class of a fitted model: the first of its types (its class, then its bases) found in `NETWORKS`.
+    Another module adds a model with one entry, `NETWORKS[ModelType] = NetworkClass`."""
+    if type(model).__module__.startswith("xai_geometry.naive_bayes"):      # part A's ℓ1 k-NN, imported when needed
+        from xai_geometry.naive_bayes.neighbors import SupervisedKNeighborsClassifier
+        from xai_geometry.neuralized.l1_knn import NeuralizedL1KNN
+        NETWORKS.setdefault(SupervisedKNeighborsClassifier, NeuralizedL1KNN)
+    for t in type(model).__mro__:
+        if t in NETWORKS:
+            entry = NETWORKS[t]
+            return entry if isinstance(entry, type) else entry(model)
+    known = {"SVC", "NuSVC", "KNeighborsClassifier", "KernelRidge", "SVR", "NuSVR", "SupervisedKNeighborsClassifier"}
+    more = "".join(f"{n}, " for n in sorted({t.__name__ for t in NETWORKS} - known))
+    raise TypeError(f"model must be a fitted SVC or NuSVC, KNeighborsClassifier, KernelRidge, SVR or NuSVR (Gaussian "
+                    f"kernels), part A's SupervisedKNeighborsClassifier, {more}or a Pipeline of scalers ending in one; "
+                    f"got {type(model).__name__}")
+
+# %% ../../nbs/24a_explain.ipynb #a7c3e5d1
 def neuralize(model,                           # a fitted model (see the table above), a Pipeline, or a network already built
-              *, level: float | None = None,   # contour level c, for KernelRidge / SVR / NuSVR (default 0)
+              *, level: float | None = None,   # contour level c, for KernelRidge / SVR / NuSVR (default: a mean prediction)
+              background=None,                 # rows whose mean prediction is a regression's default level
               chunk_size: int | None = None,   # rows per block
               blas_threads: int | None = 1,    # BLAS threads (None: the BLAS default)
              ):
-    "The network of part B for a fitted model: NeuralizedSVM, NeuralizedMulticlassSVM, NeuralizedKNN, NeuralizedKernelRegression, NeuralizedL1KNN or NeuralizedPipeline."
-    from sklearn.kernel_ridge import KernelRidge
-    from sklearn.neighbors import KNeighborsClassifier
+    """The network of part B for a fitted model (`network_class`: NeuralizedSVM, NeuralizedMulticlassSVM, NeuralizedKNN,
+    NeuralizedMulticlassKNN, NeuralizedManhattanKNN, NeuralizedKernelRegression, NeuralizedL1KNN) or NeuralizedPipeline.
+    A regression is explained at `level`, by default the mean prediction over `background` if given, else over the
+    training rows the model keeps (`default_level`); `background` applies to regressions only."""
     from sklearn.pipeline import Pipeline
-    from sklearn.svm import SVC, SVR, NuSVC, NuSVR
-    from xai_geometry.neuralized.l1_knn import NeuralizedL1KNN
-    from xai_geometry.naive_bayes.neighbors import SupervisedKNeighborsClassifier
     check_params("neuralize", {**NETWORK_OPTIONS, "level": [Float(None, None, closed="neither"), None]},
                  {"level": level, "chunk_size": chunk_size, "blas_threads": blas_threads})
-    regressor = isinstance(model, (KernelRidge, SVR, NuSVR))
-    if level is not None and not regressor and not isinstance(model, Pipeline):
-        raise ValueError(f"level applies to KernelRidge, SVR and NuSVR (a contour of the regression function), "
-                         f"not to {type(model).__name__}")
     opts = dict(chunk_size=chunk_size, blas_threads=blas_threads)
-    if isinstance(model, _NETWORKS + (NeuralizedPipeline, NeuralizedL1KNN)):
+    if isinstance(model, (Network, NeuralizedPipeline)):
         if level is not None or chunk_size is not None:
             raise ValueError(f"model is already a network ({type(model).__name__}): its level and chunk_size were set when it was built")
-        return model
-    if isinstance(model, Pipeline): return NeuralizedPipeline(model, level=level, **opts)
-    if isinstance(model, (SVC, NuSVC)):
-        check_is_fitted(model)
-        return (NeuralizedSVM if len(model.classes_) == 2 else NeuralizedMulticlassSVM)(model, **opts)
-    if isinstance(model, KNeighborsClassifier):
-        check_is_fitted(model)
-        return (NeuralizedKNN if len(model.classes_) == 2 else NeuralizedMulticlassKNN)(model, **opts)
-    if regressor: return NeuralizedKernelRegression(model, level=0.0 if level is None else level, **opts)
-    if isinstance(model, SupervisedKNeighborsClassifier): return NeuralizedL1KNN(model, chunk_size=chunk_size)
-    raise TypeError(f"model must be a fitted SVC or NuSVC, KNeighborsClassifier, KernelRidge, SVR or NuSVR (Gaussian "
-                    f"kernels), part A's SupervisedKNeighborsClassifier, or a Pipeline of scalers ending in one; "
-                    f"got {type(model).__name__}")
+        return model if background is None else _at_background_level(model, background)
+    if isinstance(model, Pipeline): return NeuralizedPipeline(model, level=level, background=background, **opts)
+    cls = network_class(model)
+    if not issubclass(cls, NeuralizedKernelRegression):
+        if level is not None:
+            raise ValueError(f"level applies to KernelRidge, SVR and NuSVR (a contour of the regression function), "
+                             f"not to {type(model).__name__}")
+        if background is not None: _no_background("neuralize")
+        return cls(model, **opts)
+    if level is not None and background is not None:
+        raise ValueError("level and background both set the contour level of the regression: give one of them "
+                         "(background: the level is the mean prediction over its rows)")
+    if level is not None: return cls(model, level=level, **opts)
+    check_is_fitted(model)
+    c, where = default_level(model, background)
+    net = cls(model, level=c, **opts)
+    net.level_from, net.level_default_ = where, background is None
+    return net
 
+# %% ../../nbs/24a_explain.ipynb #b8d4f6e2
+def _no_background(caller: str):
+    raise ValueError(f"background does not apply to {caller}: LRP needs no background rows, its reference points are "
+                     "found for each row (the base value is root + gap); background= is for Shapley explanations "
+                     "(parts A and C, and neuralized.attribution), and for a regression it sets the level explained")
+
+def _regression(model) -> bool:
+    "Whether `model` (a fitted model, a Pipeline or a network) is explained by `NeuralizedKernelRegression`."
+    from sklearn.pipeline import Pipeline
+    if isinstance(model, NeuralizedPipeline): model = model.network_
+    if isinstance(model, Network): return isinstance(model, NeuralizedKernelRegression)
+    if isinstance(model, Pipeline) and len(model.steps): model = model.steps[-1][1]
+    try: return issubclass(network_class(model), NeuralizedKernelRegression)
+    except (TypeError, ValueError): return False
+
+def _at_background_level(net, background):
+    """A network already built, at the level of `background` (its rows' mean prediction) if it is a regression whose
+    level was a default from the training rows; otherwise background is refused."""
+    core = net.network_ if isinstance(net, NeuralizedPipeline) else net
+    if not isinstance(core, NeuralizedKernelRegression): _no_background("neuralized.explain")
+    if not getattr(core, "level_default_", False):
+        raise ValueError(f"background sets the level of a regression, but this network's level was given "
+                         f"(c = {core.level:.6g}, {core.level_from}): build it with neuralize(model, background=...)")
+    model = net.pipeline_ if isinstance(net, NeuralizedPipeline) else core.model_
+    opts = dict(chunk_size=core.chunk_size, blas_threads=core.blas_threads)
+    if isinstance(net, NeuralizedPipeline): return NeuralizedPipeline(model, background=background, **opts)
+    c, where = default_level(model, background)
+    out = NeuralizedKernelRegression(model, level=c, method=core.method, **opts)
+    out.level_from = where
+    return out
 
 # %% ../../nbs/24a_explain.ipynb #4b23dac3
 def _affine_types() -> tuple:
@@ -104,16 +172,18 @@ def _scaler_arithmetic(step):
         return Z
     return centre_scale
 
-class NeuralizedPipeline:
+# %% ../../nbs/24a_explain.ipynb #c9e5a7f3
+class NeuralizedPipeline(Network):
     """A fitted scikit-learn `Pipeline` of per-feature affine scalers followed by a model that part B neuralizes.
 
     Each scaler maps feature j alone, x_j ↦ a_j x_j + b_j with a_j ≠ 0, so the relevance of the network at the
     scaled point t(x) belongs to raw feature j one to one, and the conservation law is unchanged: `relevance(X)`
-    = the final network's `explain(t(X))`, its sum plus the base value = the network's output at t(x).
-    `network_` is the final network (`neuralize(model[-1])`); the scalers run through the pipeline's own
-    `transform`, so the result equals the final network's on `model[:-1].transform(X)` exactly."""
+    = the final network's `relevance(t(X))`, its sum plus the base value = the network's output at t(x).
+    `network_` is the final network (`neuralize(model[-1])`); the scalers apply their own arithmetic, so the
+    result equals the final network's on `model[:-1].transform(X)` exactly."""
     def __init__(self, model,                        # fitted sklearn.pipeline.Pipeline
                  *, level: float | None = None,      # contour level, for a KernelRidge/SVR/NuSVR final step
+                 background=None,                    # raw rows whose mean prediction is a regression's default level
                  chunk_size: int | None = None, blas_threads: int | None = 1):
         from sklearn.pipeline import Pipeline
         if not isinstance(model, Pipeline): raise TypeError(f"model must be a fitted sklearn Pipeline, got {type(model).__name__}")
@@ -122,10 +192,17 @@ class NeuralizedPipeline:
         name, final = model.steps[-1]
         if final is None or (isinstance(final, str) and final == "passthrough"):
             raise ValueError(f"the final step {name!r} of the pipeline is {final!r}: it needs a model to explain")
+        where = None
+        if background is not None and level is None:
+            try: cls = network_class(final)
+            except TypeError: cls = None
+            if cls is not None and issubclass(cls, NeuralizedKernelRegression): level, where = default_level(model, background)
         try:
-            self.network_ = neuralize(final, level=level, chunk_size=chunk_size, blas_threads=blas_threads)
+            self.network_ = neuralize(final, level=level, background=None if where else background,
+                                      chunk_size=chunk_size, blas_threads=blas_threads)
         except TypeError as e:
             raise TypeError(f"Pipeline final step {name!r}: {e}") from None
+        if where: self.network_.level_from = where
         if isinstance(self.network_, NeuralizedPipeline):
             raise TypeError(f"Pipeline final step {name!r} is itself a pipeline: flatten it")
         if not hasattr(self.network_, "pools_") and not isinstance(self.network_, (NeuralizedMulticlassSVM, NeuralizedMulticlassKNN)):
@@ -134,6 +211,7 @@ class NeuralizedPipeline:
         self.scalers_ = [(n, s) for n, s in model.steps[:-1] if not (s is None or (isinstance(s, str) and s == "passthrough"))]
         self.pipeline_ = model
         self.classes_ = self.network_.classes_
+        self.rule_type = self.network_.rule_type
         self.n_features_in_ = int(getattr(model, "n_features_in_", self.network_.n_features_in_))
         if self.n_features_in_ != self.network_.n_features_in_:
             raise ValueError(f"the pipeline takes {self.n_features_in_} features but its final step {name!r} "
@@ -143,10 +221,7 @@ class NeuralizedPipeline:
             self.network_.feature_names_in_ = self.feature_names_in_    # the same columns, in the same positions
         self.pools_ = getattr(self.network_, "pools_", None)
         self._arithmetic = [_scaler_arithmetic(s) for _, s in self.scalers_]
-
-    def transform(self, X) -> np.ndarray:
-        "t(X): the points checked (columns matched by name) and scaled by the pipeline's own steps, (n, d)."
-        return self._scale(check_points(self, X))
+        self.chunk_size, self.blas_threads = self.network_.chunk_size, self.network_.blas_threads
 
     def _scale(self, X: np.ndarray) -> np.ndarray:
         """t(X) of checked points: each scaler's own arithmetic (`_scaler_arithmetic`, the operations of its
@@ -156,6 +231,25 @@ class NeuralizedPipeline:
         for f in self._arithmetic: Z = f(Z)
         return Z
 
+    def transform(self, X) -> np.ndarray:
+        "t(X): the points checked (columns matched by name) and scaled by the pipeline's own steps, (n, d)."
+        return self._scale(check_points(self, X))
+
+    check_rows = transform                                  # the rows the final network reads
+
+    def explanation_rows(self, X) -> tuple:
+        "(t(X) for the final network, the raw rows as the Explanation's `data`, the raw feature names)."
+        Xv = check_points(self, X); names = self.feature_names()
+        return self._scale(Xv), pd.DataFrame(Xv, columns=names, index=X.index if isinstance(X, pd.DataFrame) else None), names
+
+    def rule(self, rule=None, **params): return self.network_.rule(rule, **params)
+    def _terms(self, Z, rule): return self.network_._terms(Z, rule)
+    def _all_terms(self, Z, rule): return self.network_._all_terms(Z, rule)
+
+    def describe(self, rule=None) -> tuple:
+        output, method = self.network_.describe(rule)
+        return f"{output} at scaled t(x)", f"{method}, carried to the raw features"
+
     def decision_function(self, X) -> np.ndarray:
         "The final network's output at t(x)."
         return self.network_.decision_function(self.transform(X))
@@ -164,18 +258,13 @@ class NeuralizedPipeline:
         "The final network's prediction at t(x)."
         return self.network_.predict(self.transform(X))
 
-    def relevance(self, X, **options) -> np.ndarray:
-        "Relevance of the raw features: the final network's `relevance(t(X), **options)` (n, d)."
-        return self.network_.relevance(self.transform(X), **options)
+    def relevance(self, X, rule=None, **options) -> np.ndarray:
+        "Relevance of the raw features: the final network's `relevance(t(X), ...)` (n, d)."
+        return self.network_.relevance(self.transform(X), rule, **options)
 
-    def explain(self, X, **options) -> np.ndarray:
-        "Deprecated: `relevance(X, ...)`, the same array (the name `explain` is the record-returning `neuralized.explain`)."
-        warn_deprecated(f"{type(self).__name__}.explain(X)", f"{type(self).__name__}.relevance(X)")
-        return self.relevance(X, **options)
-
-    def explain_terms(self, X, **options) -> LRPTerms:
+    def explain_terms(self, X, rule=None, **options) -> LRPTerms:
         "The final network's `explain_terms` at t(X): relevance of the raw features with its conservation law."
-        return self.network_.explain_terms(self.transform(X), **options)
+        return self.network_.explain_terms(self.transform(X), rule, **options)
 
     def pooling_weights(self, X, **options):
         "The final network's `pooling_weights` at t(X) (binary SVM, k-NN and regression networks)."
@@ -183,86 +272,43 @@ class NeuralizedPipeline:
             raise TypeError(f"{type(self.network_).__name__} has no pooling weights of its own (one per pair of classes)")
         return self.network_.pooling_weights(self.transform(X), **options)
 
-
 # %% ../../nbs/24a_explain.ipynb #c9960d4e
-def _label(v) -> str:
-    return repr(v.item() if isinstance(v, np.generic) else v)
-
-def _describe(net, eta, beta, kappa):
-    "The explained output and the method, in words (short: plots use them as titles)."
-    from xai_geometry.neuralized.l1_knn import NeuralizedL1KNN
-    if isinstance(net, NeuralizedPipeline):
-        output, method = _describe(net.network_, eta, beta, kappa)
-        return f"{output} at scaled t(x)", f"{method}, carried to the raw features"
-    if isinstance(net, NeuralizedL1KNN):
-        return (f"network_output g(x) = d_q⁻ − d_q⁺ of the ℓ1 k-NN in d_{net.kind_} (> 0: {_label(net.classes_[1])})",
-                f"exact ℓ1 relevance per variable, κ = {kappa}")
-    if isinstance(net, NeuralizedMulticlassKNN):
-        return (f"network_output g_c(x) = d_q^(¬c)² − d_q^c² of the k-NN, class c against the rest (q = {net.q_})",
-                f"LRP (Bley et al.), one network per class, η = {eta:.3g}, κ = {kappa}")
-    if isinstance(net, NeuralizedKNN):
-        return (f"network_output g(x) = d_q⁻² − d_q⁺² of the k-NN (q = {net.q_}; > 0: {_label(net.classes_[1])})",
-                f"LRP (Bley et al.), η = {eta:.3g}, κ = {kappa}")
-    rule = f"LRP (Bley et al.), η = {eta:.3g}, β = " + (f"γ = {beta:.3g}" if beta == net.gamma_ else f"{beta:.3g} (γ = {net.gamma_:.3g})")
-    if isinstance(net, NeuralizedMulticlassSVM):
-        return "network_output h_c(x) = ½(G_c − Σ_k q_k G_k) of the multi-class SVM, over the pairwise g_cl", rule
-    if isinstance(net, NeuralizedKernelRegression):
-        return f"network_output g(x) of the regression at level c = {net.level:.3g} (> 0: f(x) > c)", rule
-    return f"network_output g(x) = γ⁻¹ log(A⁺/A⁻) of the SVM (> 0: {_label(net.classes_[1])})", rule
-
-def _check_vocabulary(output, background, caller):
-    "Part B's place in the shared vocabulary: the one output it explains, and no background (LRP finds its own references)."
-    output = check_output(output, ("network_output",), caller)
-    if background is not None:
-        raise ValueError(f"background does not apply to {caller}: LRP needs no background rows, its reference points are "
-                         "found for each row (the base value is root + gap); background= is for Shapley explanations "
-                         "(parts A and C, and neuralized.attribution)")
-    return output
+def _check_vocabulary(output, caller):
+    "Part B's place in the shared vocabulary: the one output it explains, the network's output g."
+    return check_output(output, ("network_output",), caller)
 
 def explain(model,                            # fitted model or Pipeline (see `neuralize`), or a network of part B
             X,                                # (n, d) points: array or DataFrame (matched to the model's columns by name)
             *, output: str = "network_output",  # the only output of part B: the network's output g (see OUTPUTS)
-            background=None,                  # not used by LRP (an error if given): the shared keyword, named
+            background=None,                  # a regression's level: the mean prediction over these rows (else refused)
             eta: float | None = None,         # LRP reference position η ∈ [0, 1] (default: Table 1)
             beta: float | None = None,        # pooling stiffness β > 0 of soft pooling (SVM, regression; default γ)
             kappa: int | None = None,         # band half-width κ of rank pooling (k-NN; default Table 1, ℓ1 k-NN: 0)
-            level: float | None = None,       # contour level c for KernelRidge / SVR / NuSVR (default 0)
+            level: float | None = None,       # contour level c for KernelRidge / SVR / NuSVR (default: a mean prediction)
             chunk_size: int | None = None, blas_threads: int | None = 1,
            ) -> Explanation:
     """LRP explanation of a fitted model through its neuralized network, as an `Explanation` whose values summed
     over features plus `base_values` (root + gap) equal the network's output g at each point (`output="network_output"`:
     g has the sign of the model's decision but is not its decision function, see the conventions page).
-    Multi-class SVMs give (n, d, n_classes) values, one explanation per class."""
-    from xai_geometry.neuralized.l1_knn import NeuralizedL1KNN
-    _check_vocabulary(output, background, "neuralized.explain")
-    net = neuralize(model, level=level, chunk_size=chunk_size, blas_threads=blas_threads)
+    Multi-class SVMs and k-NNs give (n, d, n_classes) values, one explanation per class. The rule is the network's
+    (`rules.EtaRule`, `BandRule` or `L1BandRule`), its parameters given as keywords or Table 1's."""
+    _check_vocabulary(output, "neuralized.explain")
+    if background is not None and not _regression(model): _no_background("neuralized.explain")
+    net = neuralize(model, level=level, background=background, chunk_size=chunk_size, blas_threads=blas_threads)
     core = net.network_ if isinstance(net, NeuralizedPipeline) else net
     given = {k: v for k, v in dict(eta=eta, beta=beta, kappa=kappa).items() if v is not None}
-    allowed = ({"kappa"} if isinstance(core, NeuralizedL1KNN) else {"eta", "kappa"} if isinstance(core, (NeuralizedKNN, NeuralizedMulticlassKNN))
-               else {"eta", "beta"})
+    allowed = set(core.rule_type.params)
     for k in given.keys() - allowed:
         raise ValueError(f"{k} does not apply to {type(core).__name__} (its options: {', '.join(sorted(allowed))})")
-    if isinstance(core, NeuralizedL1KNN):
-        kappa = 0 if kappa is None else kappa; terms = net.explain_terms(X, kappa=kappa)
-        names = list(core.variable_names_); data = None                  # kind="global" adds a column of its own
-        if isinstance(X, pd.DataFrame) and hasattr(core, "feature_names_in_") and len(names) == core.n_features_in_:
-            data = X[list(core.feature_names_in_)]                         # the rows in the model's column order
-    else:
-        if isinstance(core, (NeuralizedKNN, NeuralizedMulticlassKNN)): eta, kappa = core._options(eta, kappa); opts = {"eta": eta, "kappa": kappa}
-        else: eta, beta = core._options(eta, beta); opts = {"eta": eta, "beta": beta}
-        Xv = check_points(net, X)
-        if isinstance(core, (NeuralizedMulticlassSVM, NeuralizedMulticlassKNN)):   # every class at once: (n, d, C)
-            terms = core.explain_all_terms(net.transform(Xv) if net is not core else Xv, **opts)
-        elif hasattr(core, "_explain_terms"):                            # the rows checked once, here
-            terms = core._explain_terms(net._scale(Xv) if net is not core else Xv, **opts)
-        else: terms = net.explain_terms(Xv, **opts)
-        names = list(getattr(net, "feature_names_in_", [f"x{j}" for j in range(Xv.shape[1])]))
-        data = pd.DataFrame(Xv, columns=names, index=X.index if isinstance(X, pd.DataFrame) else None)
-    what, method = _describe(net, eta, beta, kappa)
+    rule = core.rule(**given)
+    rows, data, names = net.explanation_rows(X)
+    terms = core._all_terms(rows, rule)
+    what, method = net.describe(rule)
     multi = terms.relevance.ndim == 3
-    info = {"network": type(core).__name__, "output": "network_output", "eta": eta, "beta": beta, "kappa": kappa}
+    info = {"network": type(core).__name__, "output": "network_output", "eta": None, "beta": None, "kappa": None}
+    info.update(rule.options())
     if hasattr(core, "gamma_"): info["gamma"] = core.gamma_
-    if isinstance(core, NeuralizedKernelRegression): info["level"] = core.level
+    if isinstance(core, NeuralizedKernelRegression): info["level"], info["level_from"] = core.level, core.level_from
     if not multi: info["class"] = core.classes_[1].item() if isinstance(core.classes_[1], np.generic) else core.classes_[1]
     return Explanation(values=terms.relevance, base_values=terms.root + terms.gap, data=data, feature_names=names,
                        output_names=[str(c) for c in core.classes_] if multi else None,
@@ -273,12 +319,12 @@ def base_values(model,                         # fitted model or Pipeline (see `
                 *, output: str = "network_output", background=None,
                 eta: float | None = None, beta: float | None = None, kappa: int | None = None,
                 level: float | None = None, chunk_size: int | None = None, blas_threads: int | None = 1,
-               ) -> np.ndarray:                # (n,), or (n, n_classes) for a multi-class SVM
+               ) -> np.ndarray:                # (n,), or (n, n_classes) for a multi-class network
     "The base value of `explain(model, X, ...)`, root + gap per row: relevance summed + base = the network's output g."
-    _check_vocabulary(output, background, "neuralized.base_values")
-    return explain(model, X, eta=eta, beta=beta, kappa=kappa, level=level, chunk_size=chunk_size,
-                   blas_threads=blas_threads).base_values
-
+    _check_vocabulary(output, "neuralized.base_values")
+    if background is not None and not _regression(model): _no_background("neuralized.base_values")
+    return explain(model, X, background=background, eta=eta, beta=beta, kappa=kappa, level=level,
+                   chunk_size=chunk_size, blas_threads=blas_threads).base_values
 
 # %% ../../nbs/24a_explain.ipynb #d5a0c128
 # rows in a dask DataFrame or array: the same explanation, lazily, partition by partition (nbs/43_cluster.ipynb)

@@ -7,29 +7,28 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..validation import check_params, warn_deprecated
-from .lrp import LRPTerms, NETWORK_OPTIONS, Float, heuristic_eta_svm, heuristic_beta_svm
-from .svm import (SoftPoolNetwork, check_rbf_model, check_points, check_finite_result, dense,
-                                         feature_names_from)
-
+from .lrp import LRPTerms
+from .rules import EtaRule
+from .network import Network, dense, feature_names_from
+from .svm import SoftPoolNetwork, check_rbf_model
 
 # %% auto #0
 __all__ = ['NeuralizedMulticlassSVM']
 
 # %% ../../nbs/24_multiclass.ipynb #1e474de1
-class NeuralizedMulticlassSVM:
+class NeuralizedMulticlassSVM(Network):
     """A fitted one-vs-one Gaussian `SVC` (≥ 2 classes) as the five-layer network of §5 (eqs. 9–10).
 
     `decision_function(X)` (n, n_classes): g_c = min_k (v_c − v_k); `predict` = first argmax (= the model's `predict`);
     `pairwise_decision_function(X)` (n, n_pairs): the binary networks g_ab, pairs (a < b) in scikit-learn's order;
     `relevance(X, *, target=None, eta, beta)` (n, d): relevance for class `target` (default: the predicted class);
-    `explain_terms` the same with its conservation law, `explain_all_terms` for every class at once."""
-    _parameter_constraints = dict(NETWORK_OPTIONS)
+    `explain_terms` the same with its conservation law, `explain_all_terms` for every class at once. Rule: `EtaRule`."""
+    rule_type = EtaRule
 
     def __init__(self, model, # fitted sklearn.svm.SVC or NuSVC, kernel="rbf", break_ties=False
                  *, chunk_size: int | None = None, blas_threads: int | None = 1):
         from sklearn.svm import SVC, NuSVC
-        check_params(self, self._parameter_constraints, {"chunk_size": chunk_size, "blas_threads": blas_threads})
+        self._set_options(chunk_size, blas_threads)
         gamma = check_rbf_model(model, (SVC, NuSVC), "sklearn.svm.SVC or NuSVC with kernel='rbf'")
         if getattr(model, "break_ties", False) and model.decision_function_shape == "ovr" and len(model.classes_) > 2:
             raise ValueError("break_ties=True: the model predicts from its one-vs-rest decision function, not from "
@@ -59,11 +58,15 @@ class NeuralizedMulticlassSVM:
         self.n_features_in_ = U.shape[1]
         self.centre_ = U.mean(axis=0)                     # where the support vectors are (for messages about far points)
         feature_names_from(self, model)
-        self.chunk_size, self.blas_threads = chunk_size, blas_threads
+
+    def _n_members(self) -> int: return max(net._n_members() for net in self.networks_)
+
+    def _output_words(self) -> str:
+        return "network_output h_c(x) = ½(G_c − Σ_k q_k G_k) of the multi-class SVM, over the pairwise g_cl"
 
     def pairwise_decision_function(self, X) -> np.ndarray:
         "g_ab(x) (n, n_pairs) of the pairwise networks, > 0 = a beats b, pairs in scikit-learn's order."
-        X = check_points(self, X)
+        X = self.check_rows(X)
         return np.column_stack([net.decision_function(X) for net in self.networks_])
 
     def _votes(self, G):
@@ -100,24 +103,18 @@ class NeuralizedMulticlassSVM:
         Q = (W == W.max(axis=2, keepdims=True)).astype(float)
         return Q / Q.sum(axis=2, keepdims=True)
 
-    def _accumulate(self, X, eta, beta, terms):
+    def _accumulate(self, X, rule, terms):
         "Per class c the sums over its pairs: A_c = Σ_l E_cl (n, d, C) and, with `terms`, Σ_l g_cl, root_cl, gap_cl (n, C)."
         n, C = len(X), len(self.classes_)
         A = np.zeros((n, X.shape[1], C)); G = np.zeros((n, C)); R = np.zeros((n, C)); H = np.zeros((n, C))
         Gp = np.empty((n, len(self.pairs_)))
         for p, ((a, b), net) in enumerate(zip(self.pairs_, self.networks_)):   # E_ba = −E_ab (and the same for g, root, gap)
-            t = net.explain_terms(X, eta=eta, beta=beta)                      # one pass: relevance and g_ab
+            t = net._terms(X, rule)                                           # one pass: relevance and g_ab
             Gp[:, p] = t.output
             A[:, :, a] += t.relevance; A[:, :, b] -= t.relevance
             if terms:
                 for M, v in ((G, t.output), (R, t.root), (H, t.gap)): M[:, a] += v; M[:, b] -= v
         return A, G, R, H, self._votes(Gp)
-
-    def _options(self, eta, beta):
-        "η and β checked (the message names the option), Table 1's defaults for γ filled in."
-        check_params(f"{type(self).__name__}.relevance", SoftPoolNetwork._explain_constraints, {"eta": eta, "beta": beta})
-        return (heuristic_eta_svm(self.gamma_) if eta is None else float(eta),
-                heuristic_beta_svm(self.gamma_) if beta is None else float(beta))
 
     def _target(self, target, V):
         if target is None: return np.argmax(self._margins(V), axis=1)
@@ -125,42 +122,40 @@ class NeuralizedMulticlassSVM:
         if not len(hit): raise ValueError(f"target {target!r} is not one of classes_ {list(self.classes_)}")
         return np.full(len(V), hit[0])
 
-    def relevance(self, X,
-                *, target=None,               # class label to explain (default: each point's predicted class)
-                eta: float | None = None,     # η of every pairwise network (default: Table 1 for γ)
-                beta: float | None = None,    # β of every pairwise network (default: γ)
+    def relevance(self, X, rule=None, *,
+                target=None,                  # class label to explain (default: each point's predicted class)
+                **params,                     # η, β of every pairwise network (default: Table 1 for γ)
                ) -> np.ndarray:
         "Relevance E^(c) = ½(A_c − Σ_k q_k A_k) (n, d) for class c through the five layers; positive = evidence for c."
-        X = check_points(self, X); eta, beta = self._options(eta, beta)
+        X = self.check_rows(X); rule = self.rule(rule, **params)
         with np.errstate(over="ignore", invalid="ignore"):
-            A, _, _, _, V = self._accumulate(X, eta, beta, terms=False)
+            A, _, _, _, V = self._accumulate(X, rule, terms=False)
             t = self._target(target, V); rows = np.arange(len(X))
             q = self._competitors(V)[rows, t]                                  # (n, C)
             E = 0.5 * (A[rows, :, t] - np.einsum("ndk,nk->nd", A, q))
-        check_finite_result(self, X, E)
+        self._finite(X, E)
         return E
 
-    def explain(self, X, **options) -> np.ndarray:
-        "Deprecated: `relevance(X, ...)`, the same array (the name `explain` is the record-returning `neuralized.explain`)."
-        warn_deprecated(f"{type(self).__name__}.explain(X)", f"{type(self).__name__}.relevance(X)")
-        return self.relevance(X, **options)
-
-    def explain_all_terms(self, X, *, eta: float | None = None, beta: float | None = None) -> LRPTerms:
+    def _all_terms(self, X: np.ndarray, rule: EtaRule) -> LRPTerms:
         """Every class at once, with the conservation law: relevance (n, d, C), output h_c = ½(G_c − Σ_k q_k G_k),
         root and gap (n, C), G_c = Σ_l g_cl; relevance.sum(1) + root + gap = output."""
-        X = check_points(self, X); eta, beta = self._options(eta, beta)
         with np.errstate(over="ignore", invalid="ignore"):
-            A, G, R, H, V = self._accumulate(X, eta, beta, terms=True)
+            A, G, R, H, V = self._accumulate(X, rule, terms=True)
             Q = self._competitors(V)
             mix = lambda M: 0.5 * (M - np.einsum("nk,nck->nc", M, Q))
             t = LRPTerms(0.5 * (A - np.einsum("ndk,nck->ndc", A, Q)), mix(G), mix(R), mix(H))
-        check_finite_result(self, X, *t)
+        self._finite(X, *t)
         return t
 
-    def explain_terms(self, X, *, target=None, eta: float | None = None, beta: float | None = None) -> LRPTerms:
-        "`explain` with its conservation law: relevance (n, d), output h_c, root, gap (n,) of class `target`."
-        X = check_points(self, X)
-        t_all = self.explain_all_terms(X, eta=eta, beta=beta)
+    def explain_all_terms(self, X, rule=None, **params) -> LRPTerms:
+        "Every class at once (`_all_terms`): relevance (n, d, C), output, root and gap (n, C)."
+        return self._all_terms(self.check_rows(X), self.rule(rule, **params))
+
+    def _terms(self, X: np.ndarray, rule: EtaRule, target=None) -> LRPTerms:
+        t_all = self._all_terms(X, rule)
         t = self._target(target, self.votes(X)); rows = np.arange(len(X))
         return LRPTerms(t_all.relevance[rows, :, t], t_all.output[rows, t], t_all.root[rows, t], t_all.gap[rows, t])
 
+    def explain_terms(self, X, rule=None, *, target=None, **params) -> LRPTerms:
+        "`relevance` with its conservation law: relevance (n, d), output h_c, root, gap (n,) of class `target`."
+        return self._terms(self.check_rows(X), self.rule(rule, **params), target)

@@ -9,24 +9,25 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
-from ..validation import check_params, check_points
-from .lrp import LRPTerms, NETWORK_OPTIONS
+from .lrp import LRPTerms
+from .rules import BandRule
+from .network import Network
 from .knn import NeuralizedKNN
 
 # %% auto #0
 __all__ = ['NeuralizedMulticlassKNN']
 
 # %% ../../nbs/22a_multiclass_knn.ipynb #93bfff0d
-class NeuralizedMulticlassKNN:
+class NeuralizedMulticlassKNN(Network):
     """A fitted k-NN classifier with three or more classes as one `NeuralizedKNN` per class, class c against the rest.
     `decision_function(X)` (n, K): g_c = d_q^{¬c}² − d_q^c², > 0 exactly when ≥ q of the k neighbours are of class c;
-    `explain_all_terms(X, eta=, kappa=)` the relevance (n, d, K) with each class's conservation law."""
-    _parameter_constraints = dict(NETWORK_OPTIONS)
+    `explain_all_terms(X, eta=, kappa=)` the relevance (n, d, K) with each class's conservation law (rule: `BandRule`)."""
+    rule_type = BandRule
 
     def __init__(self, model,  # fitted sklearn.neighbors.KNeighborsClassifier (odd k, uniform, euclidean), ≥ 3 classes
                  *, chunk_size: int | None = None, blas_threads: int | None = 1):
         from sklearn.neighbors import KNeighborsClassifier
-        check_params(self, self._parameter_constraints, {"chunk_size": chunk_size, "blas_threads": blas_threads})
+        self._set_options(chunk_size, blas_threads)
         if not isinstance(model, KNeighborsClassifier):
             raise TypeError(f"model must be a fitted KNeighborsClassifier, got {type(model).__name__}")
         check_is_fitted(model)
@@ -45,25 +46,27 @@ class NeuralizedMulticlassKNN:
         self.model_, self.classes_ = model, model.classes_
         first = self.networks_[0]
         self.n_neighbors, self.q_, self.n_features_in_ = first.n_neighbors, first.q_, first.n_features_in_
-        self.chunk_size, self.blas_threads = chunk_size, blas_threads
 
-    def _options(self, eta, kappa):
-        "η and κ checked and defaulted as for the binary network (Table 1)."
-        return self.networks_[0]._options(eta, kappa)
+    def _n_members(self) -> int: return self.networks_[0]._n_members()
 
     def decision_function(self, X) -> np.ndarray:
         "g_c(x) for every class (n, K); > 0 exactly when at least q of the k neighbours are of class c."
-        X = check_points(self, X)
+        X = self.check_rows(X)
         return np.column_stack([net.decision_function(X) for net in self.networks_])
 
-    def explain_all_terms(self, X, *, eta: float | None = None, kappa: int | None = None) -> LRPTerms:
+    def _terms(self, X: np.ndarray, rule: BandRule) -> LRPTerms:
         "Every class at once: relevance (n, d, K), output, root and gap (n, K); relevance.sum(1) + root + gap = output."
-        X = check_points(self, X)
-        eta, kappa = self._options(eta, kappa)
-        T = [net.explain_terms(X, eta=eta, kappa=kappa) for net in self.networks_]
+        T = [net._terms(X, rule) for net in self.networks_]
         return LRPTerms(np.stack([t.relevance for t in T], axis=2), *(np.column_stack([getattr(t, f) for t in T])
                                                                      for f in ("output", "root", "gap")))
 
-    def relevance(self, X, *, eta: float | None = None, kappa: int | None = None) -> np.ndarray:
-        "The relevance (n, d, K) of every class against the rest."
-        return self.explain_all_terms(X, eta=eta, kappa=kappa).relevance
+    def explain_all_terms(self, X, rule=None, **params) -> LRPTerms:
+        "Every class at once: relevance (n, d, K), output, root and gap (n, K); relevance.sum(1) + root + gap = output."
+        return self.explain_terms(X, rule, **params)
+
+    def _output_words(self) -> str:
+        return f"network_output g_c(x) = d_q^(¬c)² − d_q^c² of the k-NN, class c against the rest (q = {self.q_})"
+
+    def describe(self, rule=None) -> tuple:
+        rule = self.rule(rule)
+        return self._output_words(), f"LRP (Bley et al.), one network per class, η = {rule.eta:.3g}, κ = {rule.kappa}"

@@ -5,20 +5,18 @@
 # %% ../../nbs/21_svm.ipynb #f1b2ebb3
 from __future__ import annotations
 
-import re
-
 import numpy as np
-import scipy.sparse as sp
 from scipy.special import logsumexp
 from sklearn.utils.validation import check_is_fitted
 
-from ..validation import StrOptions, check_features, check_params, check_points, rbf_gamma, warn_deprecated
-from .lrp import (TwoPools, PoolingWeights, LRPTerms, NETWORK_OPTIONS, Float, pool_softmax,
-                                         relevance, root_value, blas_threads, heuristic_eta_svm, heuristic_beta_svm)
-
+from ..validation import check_points, rbf_gamma
+from .lrp import TwoPools, PoolingWeights, LRPTerms, pool_softmax, root_value
+from .rules import EtaRule
+from .network import (Network, class_label, check_finite_result, dense,
+                                             feature_names_from)
 
 # %% auto #0
-__all__ = ['check_rbf_model', 'dense', 'feature_names_from', 'check_finite_result', 'SoftPoolNetwork', 'NeuralizedSVM']
+__all__ = ['check_rbf_model', 'SoftPoolNetwork', 'NeuralizedSVM']
 
 # %% ../../nbs/21_svm.ipynb #7a31a550
 def check_rbf_model(model, types: tuple, what: str) -> float:
@@ -36,41 +34,16 @@ def check_rbf_model(model, types: tuple, what: str) -> float:
     if not np.isfinite(gamma) or gamma <= 0: raise ValueError(f"the model's effective gamma must be positive, got {gamma}")
     return gamma
 
-def dense(A, name: str = "the model's arrays") -> np.ndarray:
-    "A dense float copy of a (possibly sparse) array, refused if it holds NaN or infinity."
-    A = np.array(A.toarray() if sp.issparse(A) else A, dtype=np.float64)
-    if not np.isfinite(A).all(): raise ValueError(f"{name} contain NaN or infinity: the model cannot be neuralized")
-    return A
-
-def feature_names_from(net, model):
-    "Copy the model's `feature_names_in_` onto the network, if it has them (scikit-learn sets them only for string columns)."
-    names = getattr(model, "feature_names_in_", None)
-    if names is not None: net.feature_names_in_ = np.asarray(names, dtype=object)
-
-def check_finite_result(net, X: np.ndarray, *arrays) -> None:
-    "Refuse results that are not finite, naming the row and the column of X that is too far from the training data."
-    bad = np.zeros(len(X), bool)
-    for a in arrays: bad |= ~np.isfinite(np.asarray(a).reshape(len(X), -1)).all(axis=1)
-    if not bad.any(): return
-    centre = net.centre_ if hasattr(net, "centre_") else net.pools_.centre    # the centre of the training data
-    r = int(np.argmax(bad)); dev = np.abs(X[r] - centre); j = int(np.argmax(dev))
-    names = getattr(net, "feature_names_in_", None)
-    col = repr(names[j]) if names is not None else f"{j} (position)"
-    raise ValueError(f"X: the network's output is not finite for {int(bad.sum())} row(s); first: row {r}, whose column "
-                     f"{col} = {X[r, j]:.3g} lies {dev[j]:.3g} from the centre of the training data, too far for squared "
-                     "distances in float64 (they overflow beyond about 1.3e154): rescale the features")
-
-
 # %% ../../nbs/21_svm.ipynb #7af3f0b9
-class SoftPoolNetwork:
+class SoftPoolNetwork(Network):
     """Detection / soft-max / soft-min network of a two-pool Gaussian kernel expansion (§3.1).
 
     f(x) = Σ_{C+} α_i exp(−γ‖x−u_i‖²) − Σ_{C−} α_j exp(−γ‖x−u_j‖²) + θ, all α > 0; the intercept θ
     is a virtual support vector of weight |θ| in C+ (θ > 0) or C− (θ < 0), located at x.
     The building block of `NeuralizedSVM`, `NeuralizedKernelRegression` and the pairs of
-    `NeuralizedMulticlassSVM`, which read fitted models; here the pools are given as arrays."""
-    _parameter_constraints = dict(NETWORK_OPTIONS)
-    _explain_constraints = {"eta": [Float(0, 1), None], "beta": [Float(0, None, closed="neither"), None]}
+    `NeuralizedMulticlassSVM`, which read fitted models; here the pools are given as arrays.
+    Its LRP rule is `rules.EtaRule` (η, β)."""
+    rule_type = EtaRule
 
     def __init__(self,
                  U_pos: np.ndarray, alpha_pos: np.ndarray, # (m+, d), (m+,) positive pool and its weights > 0
@@ -81,7 +54,7 @@ class SoftPoolNetwork:
                  chunk_size: int | None = None,            # rows per block (default: ~10⁶ matrix entries)
                  blas_threads: int | None = 1,             # BLAS threads in the products (None: BLAS default)
                 ):
-        check_params(self, self._parameter_constraints, {"chunk_size": chunk_size, "blas_threads": blas_threads})
+        self._set_options(chunk_size, blas_threads)
         self.support_pos_, self.alpha_pos_ = dense(U_pos), dense(alpha_pos).ravel()
         self.support_neg_, self.alpha_neg_ = dense(U_neg), dense(alpha_neg).ravel()
         if np.any(self.alpha_pos_ <= 0) or np.any(self.alpha_neg_ <= 0): raise ValueError("pool weights must be positive")
@@ -96,21 +69,11 @@ class SoftPoolNetwork:
         self.pools_ = TwoPools(self.support_pos_, self.support_neg_)
         self.log_alpha_ = np.log(np.r_[self.alpha_pos_, self.alpha_neg_])   # (m,) stacked, positives first
         self.log_abs_theta_ = float(np.log(abs(self.theta_))) if self.theta_ != 0 else 0.0
-        self.chunk_size, self.blas_threads = chunk_size, blas_threads
 
     @property
     def n_support_(self) -> tuple[int, int]: return len(self.alpha_pos_), len(self.alpha_neg_)
 
-    def _chunks(self, n):
-        check_params(self, {"chunk_size": NETWORK_OPTIONS["chunk_size"]}, {"chunk_size": self.chunk_size})  # also if set later
-        step = self.chunk_size or max(16, (1 << 20) // max(1, sum(self.n_support_)))
-        return [slice(s, s + step) for s in range(0, n, step)]
-
-    def _options(self, eta, beta):
-        "η and β checked (the message names the option), Table 1's defaults filled in."
-        check_params(f"{type(self).__name__}.relevance", self._explain_constraints, {"eta": eta, "beta": beta})
-        return (heuristic_eta_svm(self.gamma_) if eta is None else float(eta),
-                heuristic_beta_svm(self.gamma_) if beta is None else float(beta))
+    def _n_members(self) -> int: return sum(self.n_support_)
 
     def _block(self, Xb, beta, output=False, cross=False):
         """One block of rows: centred points, ‖x_c‖², signed probabilities S = [P+ | −P−] at stiffness β, the bias
@@ -161,11 +124,11 @@ class SoftPoolNetwork:
 
     def decision_function(self, X) -> np.ndarray:
         "Output g(x) = smin_j smax_i z_ij = γ⁻¹ log(A+/A−) of the network, (n,); sign g = sign f."
-        X = check_points(self, X); out = np.empty(len(X))
-        with blas_threads(self.blas_threads), np.errstate(over="ignore", invalid="ignore"):
-            for b in self._chunks(len(X)): out[b] = self._block(X[b], self.gamma_, output=True)[5]
+        X = self.check_rows(X); out = np.empty(len(X))
+        with self._threads(), np.errstate(over="ignore", invalid="ignore"):
+            for b in self._blocks(len(X)): out[b] = self._block(X[b], self.gamma_, output=True)[5]
         out = self._refine(X, out)
-        check_finite_result(self, X, out)
+        self._finite(X, out)
         return out
 
     def log_ratio(self, X) -> np.ndarray:
@@ -179,55 +142,43 @@ class SoftPoolNetwork:
     def pooling_weights(self, X, *, beta: float | None = None) -> PoolingWeights:
         """Pooling probabilities of eq. (3) at stiffness β (default γ): P+ (n, m+), P− (n, m−) and the virtual bias
         member's probability in C+ and in C− (n,) each (0 in the pool it does not belong to)."""
-        X = check_points(self, X); _, beta = self._options(None, beta); mp = self.n_support_[0]
+        X = self.check_rows(X); beta = self.rule(beta=beta).beta; mp = self.n_support_[0]
         S = np.empty((len(X), sum(self.n_support_))); p0p = np.empty(len(X)); p0n = np.empty(len(X))
-        with blas_threads(self.blas_threads), np.errstate(over="ignore", invalid="ignore"):
-            for b in self._chunks(len(X)): _, _, S[b], p0p[b], p0n[b], _, _ = self._block(X[b], beta)
-        check_finite_result(self, X, S, p0p, p0n)
+        with self._threads(), np.errstate(over="ignore", invalid="ignore"):
+            for b in self._blocks(len(X)): _, _, S[b], p0p[b], p0n[b], _, _ = self._block(X[b], beta)
+        self._finite(X, S, p0p, p0n)
         return PoolingWeights(S[:, :mp], -S[:, mp:], p0p, p0n)
 
-    def relevance(self, X,
-                *, eta: float | None = None,  # reference position η ∈ [0, 1] (default: Table 1, 0.4·log10 γ + 0.4 clipped)
-                beta: float | None = None,    # pooling stiffness β > 0 (default: Table 1, β = γ)
-               ) -> np.ndarray:
-        "Relevance E_η (n, d) of eq. (6), linear-time form; positive = evidence for classes_[1]."
-        X = check_points(self, X); eta, beta = self._options(eta, beta)
+    def _relevance_of(self, X: np.ndarray, rule: EtaRule) -> np.ndarray:
+        "Relevance E_η (n, d) of eq. (6) of checked rows, linear-time form; positive = evidence for classes_[1]."
         E = np.empty_like(X)
-        with blas_threads(self.blas_threads), np.errstate(over="ignore", invalid="ignore"):
-            for b in self._chunks(len(X)):
-                Xc, _, S, p0p, p0n, _, _ = self._block(X[b], beta)
-                E[b] = relevance(self.pools_, X[b], S, eta, p0p, p0n, Xc)
-        check_finite_result(self, X, E)
+        with self._threads(), np.errstate(over="ignore", invalid="ignore"):
+            for b in self._blocks(len(X)):
+                Xc, _, S, p0p, p0n, _, _ = self._block(X[b], rule.beta)
+                E[b] = rule.relevance(self.pools_, X[b], S, p0p, p0n, Xc)
+        self._finite(X, E)
         return E
 
-    def explain(self, X, **options) -> np.ndarray:
-        "Deprecated: `relevance(X, ...)`, the same array (the name `explain` is the record-returning `neuralized.explain`)."
-        warn_deprecated(f"{type(self).__name__}.explain(X)", f"{type(self).__name__}.relevance(X)")
-        return self.relevance(X, **options)
-
-    def explain_terms(self, X, *, eta: float | None = None, beta: float | None = None) -> LRPTerms:
-        "E_η with its conservation law (the LRP notebook): relevance.sum(1) + root + gap = g, all (n,) or (n, d)."
-        return self._explain_terms(check_points(self, X), eta=eta, beta=beta)
-
-    def _explain_terms(self, X: np.ndarray, *, eta: float | None = None, beta: float | None = None) -> LRPTerms:
-        "`explain_terms` of points already checked (`check_points`): `neuralized.explain` checks them once."
-        eta, beta = self._options(eta, beta)
+    def _terms(self, X: np.ndarray, rule: EtaRule) -> LRPTerms:
+        "E_η of checked rows with its conservation law (the LRP notebook): relevance.sum(1) + root + gap = g."
         n = len(X); E = np.empty_like(X); g = np.empty(n); root = np.empty(n); M = np.empty(n)
-        with blas_threads(self.blas_threads), np.errstate(over="ignore", invalid="ignore"):
-            for b in self._chunks(n):
+        with self._threads(), np.errstate(over="ignore", invalid="ignore"):
+            for b in self._blocks(n):
                 Xb = X[b]
-                Xc, xx, S, p0p, p0n, g[b], L0 = self._block(Xb, beta, output=True, cross=True)
-                E[b] = relevance(self.pools_, Xb, S, eta, p0p, p0n, Xc)
+                Xc, xx, S, p0p, p0n, g[b], L0 = self._block(Xb, rule.beta, output=True, cross=True)
+                E[b] = rule.relevance(self.pools_, Xb, S, p0p, p0n, Xc)
                 dp = p0p - p0n                                          # the bias member's signed probability
                 Sb = (S @ self.log_alpha_ + dp * self.log_abs_theta_) / self.gamma_      # Σ_ij p_i p_j b_ij
-                root[b] = root_value(self.pools_, Xb, S, eta, p0p, p0n, Sb)
+                root[b] = root_value(self.pools_, Xb, S, rule.eta, p0p, p0n, Sb)
                 # Σ_ij p_i p_j z_ij(x) = E_p−[z⁻] − E_p+[z⁺]; the members' ‖x_c‖² cancel except against the bias member
                 M[b] = np.where(dp == 0, 0.0, dp * xx) - np.einsum("ij,ij->i", S, L0) + Sb
         g = self._refine(X, g)
         gap = g - M
-        check_finite_result(self, X, E, g, root, gap)
+        self._finite(X, E, g, root, gap)
         return LRPTerms(E, g, root, gap)
 
+    def _output_words(self) -> str:
+        return f"network_output g(x) = γ⁻¹ log(A⁺/A⁻) of the SVM (> 0: {class_label(self.classes_[1])})"
 
 # %% ../../nbs/21_svm.ipynb #b70afb5f
 class NeuralizedSVM(SoftPoolNetwork):
