@@ -15,7 +15,7 @@ from sklearn.svm import SVC, SVR
 
 from xai_geometry.neuralized.attribution import (
     BASELINES, GRADIENT_BASELINES, explain, explained_model, explained_output, integrated_gradients,
-    kernel_shap, occlusion, output_gradient, shapley_sampling, gradient_x_input)
+    kernel_shap, kernel_shap_mean, occlusion, output_gradient, shapley_sampling, gradient_x_input)
 
 X, y = make_classification(120, 5, n_informative=3, n_redundant=0, random_state=0)
 FAST = dict(lime={"n_samples": 300}, kernel_shap={"n_samples": 64})
@@ -182,5 +182,7 @@ def test_kernel_shap_efficiency_with_sampled_coalitions(seed, n_samples):
     rng = np.random.default_rng(seed)
     Xr = rng.normal(size=(80, 9))  # 2^9 - 2 = 510 coalitions > n_samples: sampled
     m = SVC(gamma=0.2).fit(Xr, (Xr[:, 0] + Xr[:, 1] > 0).astype(int))
-    R = kernel_shap(m, Xr[:4], Xr, n_samples=n_samples, random_state=seed)
+    R = kernel_shap(m, Xr[:4], background=Xr[:20], n_samples=n_samples, random_state=seed)      # shap's game: base E_B f
+    np.testing.assert_allclose(R.sum(1), explained_output(m, Xr[:4]) - explained_output(m, Xr[:20]).mean(), atol=1e-9)
+    R = kernel_shap_mean(m, Xr[:4], background=Xr, n_samples=n_samples, random_state=seed)      # the mean's game: base f(mean)
     np.testing.assert_allclose(R.sum(1), explained_output(m, Xr[:4]) - explained_output(m, Xr.mean(0, keepdims=True)), atol=1e-9)

@@ -8,7 +8,7 @@ import pytest
 from sklearn.datasets import make_classification
 from sklearn.svm import SVC
 
-from xai_geometry.neuralized.attribution import explained_model, kernel_shap, lime
+from xai_geometry.neuralized.attribution import explained_model, kernel_shap, kernel_shap_mean, lime
 
 
 def _need(name):
@@ -25,7 +25,7 @@ def test_kernel_shap_equals_shap_kernel_explainer(d):
     m = SVC(gamma=0.5, C=10).fit(X, y)
     bg = X[:7]
     ref = shap.KernelExplainer(explained_model(m), bg).shap_values(X[:5], silent=True)
-    ours = kernel_shap(m, X[:5], bg, reference="data")  # all 2^d - 2 coalitions fit the default budget
+    ours = kernel_shap(m, X[:5], background=bg)  # shap's game (the background rows); all 2^d - 2 coalitions fit the default budget
     np.testing.assert_allclose(ours, ref, rtol=1e-7, atol=1e-9)
 
 
@@ -34,7 +34,7 @@ def test_kernel_shap_mean_reference_equals_shap_with_one_row():
     X, y = make_classification(150, 4, n_informative=2, n_redundant=0, random_state=1)
     m = SVC(gamma=0.5).fit(X, y)
     ref = shap.KernelExplainer(explained_model(m), X.mean(0, keepdims=True)).shap_values(X[:5], silent=True)
-    np.testing.assert_allclose(kernel_shap(m, X[:5], X), ref, rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(kernel_shap_mean(m, X[:5], background=X), ref, rtol=1e-7, atol=1e-9)
 
 
 def test_lime_matches_lime_tabular_in_distribution():
@@ -56,7 +56,7 @@ def test_lime_matches_lime_tabular_in_distribution():
 
     pts = X[:3]
     ref = np.array([[lime_ref(x, s) for s in range(runs)] for x in pts])
-    ours = np.stack([lime(m, pts, X, random_state=s, n_samples=2000) for s in range(runs)], 1)
+    ours = np.stack([lime(m, pts, background=X, random_state=s, n_samples=2000) for s in range(runs)], 1)
     z = (ours.mean(1) - ref.mean(1)) / np.sqrt((ours.var(1, ddof=1) + ref.var(1, ddof=1)) / runs)
     assert np.abs(z).max() < 4.5 and np.abs(z).mean() < 1.5, z
     assert np.corrcoef(ours.mean(1).ravel(), ref.mean(1).ravel())[0, 1] > 0.98

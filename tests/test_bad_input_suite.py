@@ -202,7 +202,77 @@ CLI = [
     _cli_case("cli missing part", ["reproduce"], "required: part"),
 ]
 
-ALL = LOADER + SELECT + EXPLANATION + VALIDATION + STATS + CLI
+def _door_models():
+    "A Gaussian SVM on two named columns, a ColumnTransformer pipeline on raw columns (a scaled 'a' and 'b', a one-hot 'c'), a scaler pipeline."
+    from sklearn.compose import make_column_transformer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+    from sklearn.svm import SVC
+    rng = np.random.default_rng(0)
+    raw = pd.DataFrame({"a": rng.normal(size=60), "b": rng.normal(size=60) * 100, "c": rng.choice(["u", "v"], 60)})
+    t = ((raw.a + raw.b / 100) > 0).astype(int)
+    ct = make_pipeline(make_column_transformer((StandardScaler(), ["a", "b"]), (OneHotEncoder(), ["c"])), SVC(gamma=0.5)).fit(raw, t)
+    num = raw[["a", "b"]]
+    return {"svm": SVC(gamma=0.5).fit(num, t), "ct": ct, "scaled": make_pipeline(StandardScaler(), SVC()).fit(num, t),
+            "linear": LogisticRegression().fit(num, t), "raw": raw, "num": num}
+
+
+_D = {}
+
+def _door(kind, X=None, **kw):
+    "xai_geometry.explain on one of the door's models (built once)."
+    import xai_geometry as xg
+    if not _D: _D.update(_door_models())
+    rows = _D["num"].iloc[:3] if X is None else (X(_D) if callable(X) else X)
+    return xg.explain(_D[kind], rows, **{k: (v(_D) if callable(v) else v) for k, v in kw.items()})
+
+
+DOOR = [
+    Case("door kernel_shap background of the wrong width", lambda: _door("svm", method="kernel_shap", background=np.ones((5, 3))),
+         names="background has 3 features"),
+    Case("door kernel_shap background with NaN", lambda: _door("svm", method="kernel_shap", background=lambda d: d["num"].assign(b=np.nan)),
+         names=["background contains NaN", "'b'"]),
+    Case("door kernel_shap background of strings", lambda: _door("svm", method="kernel_shap", background=lambda d: d["num"].assign(a="x")),
+         names=["background", "'a'"]),
+    Case("door kernel_shap background 1-d", lambda: _door("svm", method="kernel_shap", background=np.ones(2)),
+         names="background"),
+    Case("door kernel_shap background with no rows", lambda: _door("svm", method="kernel_shap", background=lambda d: d["num"].iloc[:0]),
+         names="background has 0 rows"),
+    Case("door occlusion background missing a column", lambda: _door("svm", method="occlusion", background=lambda d: d["num"][["a"]]),
+         names=["background", "['b']"]),
+    Case("door integrated gradients baseline of the wrong width", lambda: _door("svm", method="integrated_gradients", baseline=np.ones(3)),
+         names="baseline has 3 features"),
+    Case("door integrated gradients baseline with NaN", lambda: _door("svm", method="integrated_gradients", baseline=np.array([0.0, np.nan])),
+         names="baseline contains NaN"),
+    Case("door integrated gradients good baseline", lambda: _door("svm", method="integrated_gradients", baseline=np.zeros(2)),
+         check=lambda e: e.values.shape == (3, 2)),
+    Case("door linear background of the wrong width", lambda: _door("linear", background=np.ones((4, 3))),
+         names="background has 3 features"),
+    Case("door lrp with a background", lambda: _door("svm", background=lambda d: d["num"]), names="background does not apply"),
+    Case("door extra column into a ColumnTransformer pipeline", lambda: _door("ct", X=lambda d: d["raw"].iloc[:5].assign(extra=1.0)),
+         names="X has column(s) ['extra'] not seen in fit"),
+    Case("door extra column in a pipeline's background", lambda: _door("ct", X=lambda d: d["raw"].iloc[:5], method="kernel_shap",
+                                                                       background=lambda d: d["raw"].assign(extra=1.0)),
+         names="background has column(s) ['extra']"),
+    Case("door NaN in raw column b of a ColumnTransformer pipeline", lambda: _door("ct", X=lambda d: d["raw"].iloc[:5].assign(b=np.nan)),
+         names="X contains NaN in column 'b'"),
+    Case("door NaN in raw column b of a scaler pipeline", lambda: _door("scaled", X=lambda d: d["num"].iloc[:5].assign(b=np.nan)),
+         names="X contains NaN in column 'b'"),
+    Case("door NaN in raw column b, model-agnostic", lambda: _door("ct", X=lambda d: d["raw"].iloc[:5].assign(b=np.nan), method="occlusion",
+                                                                   background=lambda d: d["raw"]),
+         names="X contains NaN in column 'b'"),
+    Case("door zero rows into a pipeline", lambda: _door("ct", X=lambda d: d["raw"].iloc[:0]), names="X has 0 rows"),
+    Case("door zero rows, array", lambda: _door("svm", X=np.ones((0, 2))), names="X"),
+    Case("door 1-d rows into a pipeline", lambda: _door("scaled", X=np.ones(2)), names="X: "),
+    Case("door 1-d rows, model-agnostic", lambda: _door("svm", X=np.ones(2), method="occlusion", background=lambda d: d["num"]),
+         names="X: "),
+    Case("door 1-d rows, linear", lambda: _door("linear", X=np.ones(2), background=lambda d: d["num"]), names="X: "),
+    Case("door a good ColumnTransformer pipeline", lambda: _door("ct", X=lambda d: d["raw"].iloc[:4]),
+         check=lambda e: e.feature_names == ("a", "b", "c")),
+]
+
+ALL = LOADER + SELECT + EXPLANATION + VALIDATION + STATS + CLI + DOOR
 
 
 @pytest.mark.timeout(120)

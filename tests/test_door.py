@@ -65,11 +65,12 @@ def test_a_step_that_mixes_columns_is_refused_by_name(step):
         xg.explain(m, X[:3])
 
 
-def test_scaled_pipeline_goes_to_the_part_as_it_is():
+def test_scaled_pipeline_equals_the_part():
     m = make_pipeline(StandardScaler(), SVC()).fit(X, y)
     ex = xg.Explainer(m)
-    assert ex.columns_ is None
+    assert ex.columns_.affine            # the one adapter, by the scalers' own arithmetic
     np.testing.assert_array_equal(ex(X[:5]).values, xg.neuralized.explain(m, X[:5]).values)
+    np.testing.assert_array_equal(ex(X[:5]).base_values, xg.neuralized.explain(m, X[:5]).base_values)
 
 
 def test_explainer_equals_explain_and_is_reusable():
@@ -82,10 +83,16 @@ def test_explainer_equals_explain_and_is_reusable():
 
 
 def test_auto_names_the_choices_in_one_line():
-    rf = RandomForestClassifier(10, random_state=0).fit(X, y)
-    with pytest.raises(TypeError) as err: xg.explain(rf, X[:2])
+    poly = SVC(kernel="poly").fit(X, y)
+    with pytest.raises(TypeError) as err: xg.explain(poly, X[:2])
     msg = str(err.value)
-    assert "\n" not in msg and "RandomForestClassifier" in msg and "'kernel_shap'" in msg and "'lime'" in msg
+    assert "\n" not in msg and "SVC" in msg and "'kernel_shap'" in msg and "'lime'" in msg
+
+
+def test_knn_the_networks_do_not_cover_is_refused_naming_method():
+    knn = KNeighborsClassifier(5, weights="distance").fit(X, y)
+    with pytest.raises(TypeError, match="method= one of") as err: xg.explain(knn, X[:2])
+    assert "'kernel_shap'" in str(err.value)
 
 
 def test_forest_by_kernel_shap_is_seeded_and_additive():
@@ -93,8 +100,12 @@ def test_forest_by_kernel_shap_is_seeded_and_additive():
     a = xg.explain(rf, X[:6], method="kernel_shap", background=X[:50], random_state=3)
     b = xg.explain(rf, X[:6], method="kernel_shap", background=X[:50], random_state=3)
     np.testing.assert_array_equal(a.values, b.values)
-    a.check_additivity(rf.predict(X[:6]), rtol=0, atol=1e-9)     # every coalition for d = 4: exact, base f(mean)
+    a.check_additivity(rf.predict(X[:6]), rtol=0, atol=1e-9)     # every coalition for d = 4: exact, base E_B f
+    np.testing.assert_allclose(a.base_values, rf.predict(X[:50]).mean(), rtol=0, atol=1e-12)
     assert a.info["additive"] and a.info["background"] == "50 given rows"
+    m = xg.explain(rf, X[:6], method="kernel_shap_mean", background=X[:50])
+    m.check_additivity(rf.predict(X[:6]), rtol=0, atol=1e-9)     # the game against the background mean, base f(mean)
+    np.testing.assert_allclose(m.base_values, rf.predict(X[:50].mean(0, keepdims=True))[0], rtol=0, atol=1e-12)
 
 
 def test_multiclass_model_agnostic_one_output_per_class():
@@ -156,8 +167,10 @@ def test_evaluate_scores_any_explanation():
     with pytest.raises(ValueError, match="X is required"): xg.evaluate(svm, e.values, background=X)
 
 
-def test_a_new_baseline_is_one_function_and_one_row():
-    register(ExplainerSpec("toy_baseline", "test_door:toy_baseline", "any", "any model", "Toy", "k", "d", "none"))
+def test_a_former_registry_row_still_registers_with_a_warning():
+    with pytest.warns(FutureWarning, match="ExplainerSpec is deprecated"):
+        spec = ExplainerSpec("toy_baseline", "test_door:toy_baseline", "any", "any model", "Toy", "k", "d", "none")
+    register(spec)
     try:
         e = xg.explain(RandomForestClassifier(5, random_state=0).fit(X, y), X[:3], method="toy_baseline", background=X)
         np.testing.assert_array_equal(e.values, np.tile(np.arange(4.0), (3, 1)))
@@ -171,12 +184,14 @@ def toy_baseline(model, X, *, background=None, random_state=0):
 
 
 def test_registry_rows_are_complete():
+    import xai_geometry.methods  # noqa: F401  (the exact classes, registered)
     t = xg.explainers.table()
-    assert {"shapley", "lrp", "kernel_shap", "lime", "occlusion", "shapley_sampling", "gradient_x_input",
-            "integrated_gradients"} <= set(t.index)
-    assert t.notna().all().all() and (t.label != "").all()
+    assert {"shapley", "lrp", "linear", "tree_shap", "kernel_shap", "kernel_shap_mean", "lime", "occlusion",
+            "shapley_sampling", "gradient_x_input", "integrated_gradients"} <= set(t.index)
+    assert t.notna().all().all() and (t.label != "").all() and (t.explains != "").all() and (t.base != "").all()
     for name in t.index:
-        assert callable(xg.explainers[name].load()), name
+        cls = xg.explainers[name]
+        assert issubclass(cls, xg.explainers.Method) and callable(cls.prepare) and callable(cls.supports), name
 
 
 @pytest.mark.parametrize("method", ["shap_kernel", "lime_tabular"])

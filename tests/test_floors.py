@@ -1,6 +1,8 @@
 """The house rules of the package (nbs/07_package): who may import whom, no import circle, no module over 600 lines,
-no estimator or explainer defined in the harness."""
+no estimator or explainer defined in the harness. An import written as a string — "xai_geometry.mod:attr", or
+importlib.import_module("xai_geometry.mod") — is an import."""
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -8,8 +10,10 @@ import pytest
 PKG = Path(__file__).resolve().parent.parent / "xai_geometry"
 MODULES = sorted(p for p in PKG.rglob("*.py") if p.name != "_modidx.py")
 PARTS = ("naive_bayes", "neuralized", "gnb")
-# the floors, lowest first: the ground, the explainers, the three parts, the door and the command line, the harness
-FLOORS = {"ground": 0, "explainers": 1, "naive_bayes": 2, "neuralized": 2, "gnb": 2, "door": 3, "cli": 3, "__init__": 3, "experiments": 4}
+# the floors, lowest first: the ground, the explainers, the three parts, the exact methods and the door, the harness,
+# and the command line on top (it launches the harness's reproductions and benchmarks by name)
+FLOORS = {"ground": 0, "explainers": 1, "naive_bayes": 2, "neuralized": 2, "gnb": 2, "methods": 3, "door": 3,
+          "__init__": 3, "experiments": 4, "cli": 5}
 SERVICES = ("runner", "khiops", "khiops_format", "khiops_job", "docs", "cluster")   # infrastructure of the ground floor
 
 
@@ -26,11 +30,36 @@ def _floor(mod: str) -> tuple[int, str]:
     return FLOORS.get(top, 0), top
 
 
+_DOTTED = re.compile(r"^(xai_geometry(?:\.\w+)*)(?::(\w+))?$")
+
+def _string_imports(nodes):
+    "(line, module, names) of the import strings among the nodes: 'xai_geometry.mod:attr' anywhere, and the literal argument of importlib.import_module / __import__."
+    for node in nodes:
+        if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+            fn = node.func
+            called = fn.attr if isinstance(fn, ast.Attribute) else getattr(fn, "id", "")
+            m = _DOTTED.match(node.args[0].value)
+            if called in ("import_module", "__import__") and m: yield node.lineno, m.group(1), []
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and ":" in node.value:
+            m = _DOTTED.match(node.value)
+            if m and m.group(2): yield node.lineno, m.group(1), [m.group(2)]
+
+
+def _module_level_nodes(tree):
+    "Every node of the module's own statements, not inside a function body."
+    stack = list(tree.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)): stack.extend(ast.iter_child_nodes(node))
+
+
 def _imports(p: Path, module_level_only: bool = False):
-    "(line, imported module, names) of every import of xai_geometry in a module (function bodies included unless told)."
+    "(line, imported module, names) of every import of xai_geometry in a module, import strings included (function bodies included unless told)."
     tree = ast.parse(p.read_text(encoding="utf-8"))
     mod = _name(p); pkg = mod if p.name == "__init__.py" else mod.rsplit(".", 1)[0]
-    nodes = tree.body if module_level_only else ast.walk(tree)
+    nodes = list(_module_level_nodes(tree)) if module_level_only else list(ast.walk(tree))
+    yield from _string_imports(nodes)
     for node in nodes:
         if isinstance(node, ast.ImportFrom):
             if node.level:
@@ -82,6 +111,16 @@ def test_no_import_circle():
         state[m] = 2; stack.pop()
     for m in graph:
         if m not in state: visit(m)
+
+
+def test_import_strings_are_imports():
+    "The floors see an import written as a string, and no module hides one behind a dotted name the registry reads."
+    src = 'import importlib\nROW = "xai_geometry.door:explain"\ndef f(): return importlib.import_module("xai_geometry.methods")\n'
+    tree = ast.parse(src)
+    assert [(t, n) for _, t, n in _string_imports(ast.walk(tree))] == [("xai_geometry.door", ["explain"]), ("xai_geometry.methods", [])]
+    hidden = [(str(p.relative_to(PKG)), t) for p in MODULES for _, t, _ in _string_imports(ast.walk(ast.parse(p.read_text(encoding="utf-8"))))
+              if _floor(t)[0] > _floor(_name(p))[0] and t != "xai_geometry"]   # (the package root: its files, its version)
+    assert not hidden, f"import strings up the floors: {hidden}"
 
 
 @pytest.mark.parametrize("path", MODULES, ids=_name)

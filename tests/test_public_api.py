@@ -18,8 +18,10 @@ CONTRACT = {
     "xai_geometry.neuralized.flipping": ["flipping_curve", "aufc"],
     "xai_geometry.gnb": ["GeneralizedNaiveBayes", "explain"],
     "xai_geometry.stats": ["friedman_nemenyi", "corrected_ttest", "holm"],
+    "xai_geometry.explainers": ["Method", "register", "table", "labels", "colours", "for_model", "resolve", "classes"],
+    "xai_geometry.door": ["explain", "Explainer", "evaluate"],
 }
-SUBPACKAGES = ["xai_geometry", "xai_geometry.naive_bayes", "xai_geometry.neuralized", "xai_geometry.gnb"]
+SUBPACKAGES = ["xai_geometry", "xai_geometry.naive_bayes", "xai_geometry.neuralized", "xai_geometry.gnb", "xai_geometry.methods"]
 
 
 @pytest.mark.parametrize("module,names", sorted(CONTRACT.items()))
@@ -49,3 +51,20 @@ def test_library_does_not_import_dev_tools():
             "assert not bad, bad\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-2000:]
+
+
+def test_the_registry_reads_as_a_mapping_of_method_classes():
+    "xg.explainers[name] is a Method class; labels and colours of part B's figures are unchanged; ExplainerSpec warns."
+    import xai_geometry as xg
+    import xai_geometry.methods  # noqa: F401
+    from xai_geometry.explainers import ExplainerSpec, Method
+    assert issubclass(xg.explainers["lrp"], Method) and "kernel_shap" in xg.explainers
+    assert list(xg.explainers) == [c.name for c in xg.explainers.classes()]
+    old = {"shapley": ("Shapley", "tab:red"), "lrp": ("LRP", "black"), "gradient_x_input": ("GI", "grey"),
+           "sensitivity": ("(∇f)²", "tab:pink"), "integrated_gradients": ("IG", "tab:olive"), "occlusion": ("Occlusion", "tab:purple"),
+           "shapley_sampling": ("SHAP", "tab:brown"), "kernel_shap": ("Kernel SHAP", "tab:orange"), "lime": ("LIME", "tab:green"),
+           "shap_kernel": ("Kernel SHAP (shap)", "tab:orange"), "lime_tabular": ("LIME (lime)", "tab:green")}
+    L, C = xg.explainers.labels(), xg.explainers.colours()
+    assert {k: (L[k], C[k]) for k in old} == old
+    with pytest.warns(FutureWarning, match="ExplainerSpec is deprecated"):
+        ExplainerSpec("x", "m:f", "any", "any", "X", "k", "c", "r")

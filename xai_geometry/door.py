@@ -10,200 +10,38 @@ import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
 from . import explainers as registry
-from .explanation import Explanation, background_sample
-from .explainers.baselines import ExplainedModel, explained_model
-from .explainers.pipelines import RawColumns
-from .cluster import is_dask_collection
-from .validation import AFFINE_STEPS, PER_FEATURE_STEPS, _passthrough, check_points
+from . import methods as _methods        # the exact methods' classes, registered
+from .explanation import Explanation
 
 # %% auto #0
-__all__ = ['explain_shapley', 'explain_lrp', 'Explainer', 'explain', 'evaluate']
+__all__ = ['Explainer', 'explain', 'evaluate']
 
 # %% ../nbs/48a_door.ipynb #83f3f7e7
-def _is_gnb(model) -> bool:
-    return type(model).__name__ == "GeneralizedNaiveBayes"
-
-def explain_shapley(model, X, *, background=None, output=None, **options) -> Explanation:
-    "Analytic Shapley values: part C's `gnb.explain` for a GeneralizedNaiveBayes, part A's `naive_bayes.explain` otherwise."
-    kw = dict(options, background=background)
-    if output is not None: kw["output"] = output
-    if _is_gnb(model):
-        from xai_geometry.gnb.shapley import explain
-        return explain(model, X, **kw)
-    from xai_geometry.naive_bayes.shapley import explain
-    return explain(model, X, **kw)
-
-def explain_lrp(model, X, *, background=None, output=None, **options) -> Explanation:
-    "LRP of part B's network (`neuralized.explain`); `model` may be the network already built (`neuralize`)."
-    from xai_geometry.neuralized.models import explain
-    kw = dict(options)
-    if output is not None: kw["output"] = output
-    return explain(model, X, background=background, **kw)
-
-# %% ../nbs/48a_door.ipynb #9fe1eda3
-def _class_outputs(model) -> list:
-    "One ExplainedModel per class of a classifier with 3+ classes (its decision_function column, else its predict_proba column)."
-    names = getattr(model, "feature_names_in_", None)
-    named = (lambda A: pd.DataFrame(A, columns=names)) if names is not None else (lambda A: A)
-    K = len(model.classes_); d = int(model.n_features_in_)
-    ovr = getattr(model, "decision_function_shape", "ovr") == "ovr"
-    if callable(getattr(model, "decision_function", None)) and ovr:
-        fn, what = (lambda A: np.asarray(model.decision_function(named(A)), float)), "decision_function"
-    elif callable(getattr(model, "predict_proba", None)):
-        fn, what = (lambda A: np.asarray(model.predict_proba(named(A)), float)), "predict_proba"
-    else: raise TypeError(f"{type(model).__name__} has {K} classes but neither decision_function nor predict_proba per class")
-    return [ExplainedModel(model, "generic", d, (lambda A, k=k: fn(A)[:, k]), None, f"{type(model).__name__}.{what}[:, {k}]")
-            for k in range(K)]
-
-def _stored_rows(model):
-    "Training rows a fitted model keeps (a k-NN's, a kernel ridge's), or None."
-    for attr in ("_fit_X", "X_fit_"):
-        A = getattr(model, attr, None)
-        if A is not None and not hasattr(A, "toarray"): return np.asarray(A, float)
-    return None
-
-def _reference(spec, em, background, options):
-    """The reference point whose output is a baseline's base value (see the text above), (1, d): the origin for the
-    gradient methods, integrated gradients' baseline, else the background mean; None where the base depends on the
-    row (an (n, d) baseline of integrated gradients, shap's own expectation)."""
-    d = em.n_features
-    if spec.name in ("gradient_x_input", "sensitivity"): return np.zeros((1, d))
-    if spec.name == "integrated_gradients":
-        b = options.get("baseline")
-        if b is None: return np.zeros((1, d))
-        b = np.atleast_2d(np.asarray(b, float))
-        return b if len(b) == 1 else None
-    if spec.name == "shap_kernel": return None
-    return np.asarray(background, float).mean(0, keepdims=True)
-
-# %% ../nbs/48a_door.ipynb #d4a80118
-def _pipeline(model):
-    from sklearn.pipeline import Pipeline
-    return model if isinstance(model, Pipeline) else None
-
-def _native(pipe, method: str) -> bool:
-    "Whether the part's own door takes this pipeline as it is (its steps before the model are ones the part accepts)."
-    allowed = {"shapley": PER_FEATURE_STEPS, "lrp": AFFINE_STEPS}.get(method, AFFINE_STEPS)
-    if method == "shapley" and _is_gnb(pipe.steps[-1][1]): return False
-    ok = all(_passthrough(s) or (type(s).__name__ in allowed and type(s).__module__.startswith("sklearn.preprocessing")
-                                  and not getattr(s, "clip", False)) for _, s in pipe.steps[:-1])
-    return ok
-
-def _no_exact(model) -> str:
-    name = type(model).__name__
-    choices = [s for s in registry.for_model(model) if not registry[s].exact]
-    return (f"no exact explainer covers {name}: explain it with method= one of {choices}" if choices else
-            f"{name} has no real-valued output (decision_function, predict_proba or predict) that an explainer of this package can explain")
-
 class Explainer:
     """An explainer of one fitted model, set up once: `Explainer(model, method=..., background=..., **options)(X)`
     equals `xai_geometry.explain(model, X, method=..., background=..., **options)`.
 
-    `method="auto"` is the exact explainer of the model (the `"shapley"` row for the naive Bayes family and
-    GeneralizedNaiveBayes, `"lrp"` for the models part B neuralizes), else any name of `xai_geometry.explainers`.
-    `output=` names the explained quantity (a name of `xai_geometry.OUTPUTS` for the exact explainers; the
-    baselines explain the model's own real-valued output and take no `output=`). `random_state` seeds the
-    sampling baselines. Attributes: `method` (the resolved name), `spec` (its registry row), `model`, `final_` (the
-    estimator explained), `columns_` (the pipeline's `RawColumns`, or None), `background_` (the rows used, or None)."""
+    `method="auto"` is the first exact method class of the registry that supports the model (part A's or part C's
+    Shapley values, part B's LRP, the linear models' Shapley values, shap's TreeExplainer, or a class registered from
+    outside), else any name of `xai_geometry.explainers`. `output=` names the explained quantity where the method has
+    a choice (a name of `xai_geometry.OUTPUTS` for the naive Bayes); `random_state` seeds the sampling methods; the
+    other options go to the method. Attributes: `method` (the resolved name), `spec` (its class), `model`,
+    `prepared_` (the class's prepared callable), `final_` (the estimator explained), `columns_` (the pipeline's
+    `RawColumns` when the explanation goes through them, or None), `background_` (the rows used, or None)."""
     def __init__(self, model, *, method: str = "auto", background=None, output: str | None = None, random_state=0, **options):
         if isinstance(model, type): raise TypeError(f"model must be a fitted estimator, got the class {model.__name__}")
-        pipe = _pipeline(model)
-        final = pipe.steps[-1][1] if pipe is not None else model
-        if pipe is not None and _passthrough(final):
-            raise ValueError("the pipeline's final step is 'passthrough': it needs a model to explain")
-        if not isinstance(method, str): raise TypeError(f"method must be 'auto' or a name of xai_geometry.explainers, got {method!r}")
-        if method == "auto":
-            exact = [s for s in registry.for_model(final) if registry[s].exact]
-            if not exact: raise TypeError(_no_exact(final))
-            method = exact[0]
-        spec = registry.get(method)
-        ok, why = spec.available()
-        if not ok: raise ImportError(why)
-        if not spec.applies(final):
-            others = registry.for_model(final)
-            raise TypeError(f"method={method!r} does not apply to {type(final).__name__} (it explains: {spec.models}); "
-                            f"the methods that apply: {others}")
         if hasattr(model, "fit"): check_is_fitted(model)       # (a network of part B is built from a fitted model)
-        self.model, self.method, self.spec, self.output, self.random_state = model, method, spec, output, random_state
+        cls = registry.resolve(model, method)
+        self.model, self.method, self.spec, self.output, self.random_state = model, cls.name, cls, output, random_state
         self.options = dict(options)
-        self.columns_ = None
-        black_box = spec.applies_to == "any" and pipe is not None and _native(pipe, "lrp")   # a scaled pipeline: perturb the raw rows
-        if pipe is not None and not (spec.exact and _native(pipe, method)) and not black_box:
-            self.columns_ = RawColumns(pipe)              # explained on the raw columns, the final model on the transformed rows
-        self.final_ = final if self.columns_ is not None else model
-        self._given_background = background is not None
-        B = background
-        if self.columns_ is not None and B is not None: B = self.columns_.transform(B)
-        if spec.exact:
-            if spec.name == "lrp":
-                from xai_geometry.neuralized.models import neuralize
-                net_opts = {k: self.options.pop(k) for k in ("level", "chunk_size", "blas_threads") if k in self.options}
-                self._target = neuralize(self.final_, **net_opts)   # the network, built once
-            else: self._target = self.final_
-            self.background_ = B
-            self._prepared = None
-            if spec.name == "shapley" and not _is_gnb(self.final_) and set(self.options) <= {"complement"}:
-                from xai_geometry.naive_bayes.shapley import Prepared   # the tables, expectations and base, once
-                self._prepared = Prepared(self.final_, output=output or "log_odds", background=B, **self.options)
-        else:
-            if output is not None:
-                raise ValueError(f"output= does not apply to method={method!r}: a baseline explains the model's own "
-                                 "real-valued output (its decision function, or the probability of each class)")
-            est = self.final_
-            from sklearn.base import is_classifier
-            multi = is_classifier(est) and len(getattr(est, "classes_", ())) > 2
-            self._outputs = _class_outputs(est) if multi else [explained_model(est)]
-            if B is None and spec.name not in ("gradient_x_input", "sensitivity", "integrated_gradients"):
-                stored = None if black_box else _stored_rows(est)          # a pipeline's final step keeps scaled rows, not raw ones
-                if stored is None:
-                    raise ValueError(f"method={method!r} needs background= rows (the training rows, or a sample of them: "
-                                     f"xai_geometry.background_sample(X_train)); {type(est).__name__} keeps no training rows to default to")
-                B = background_sample(stored, n_samples=100, random_state=0)
-            self.background_ = None if B is None else (B.to_numpy(float) if isinstance(B, pd.DataFrame) else np.asarray(B, float))
-            self._fn = spec.load()
-            refs = [_reference(spec, em, self.background_, self.options) for em in self._outputs]
-            self._bases = [None if r is None else float(em.output(r)[0]) for r, em in zip(refs, self._outputs)]  # once
+        self.prepared_ = cls.prepare(model, background=background, output=output, random_state=random_state, **options)
+        self.columns_ = getattr(self.prepared_, "columns_", None)
+        self.final_ = getattr(self.prepared_, "final_", model)
+        self.background_ = getattr(self.prepared_, "background_", None)
 
     def __call__(self, X) -> Explanation:
         "The explanation of the rows X (a DataFrame is matched to the model's columns by name)."
-        rows = self.columns_.transform(X) if self.columns_ is not None else X
-        e = self._explain_exact(rows) if self.spec.exact else self._explain_baseline(rows)
-        if self.columns_ is None: return e
-        info = dict(e.info, pipeline=self.columns_.describe(),
-                    columns="each raw column's value is the sum of its transformed columns' values")
-        return Explanation(values=self.columns_.to_raw(e.values), base_values=e.base_values, data=self.columns_.raw_rows(X),
-                           feature_names=self.columns_.raw_names, output_names=e.output_names, output=e.output,
-                           method=f"{e.method}, summed per raw column", info=info)
-
-    def _explain_exact(self, rows) -> Explanation:
-        if self._prepared is not None and not is_dask_collection(rows): return self._prepared(rows)
-        fn = explain_lrp if self.spec.name == "lrp" else explain_shapley
-        return fn(self._target, rows, background=self.background_, output=self.output, **self.options)
-
-    def _explain_baseline(self, rows) -> Explanation:
-        em0 = self._outputs[0]
-        A = check_points(em0.model, rows)
-        V, base = [], []
-        for em, b in zip(self._outputs, self._bases):
-            V.append(np.asarray(self._fn(em, rows, background=self.background_, random_state=self.random_state, **self.options), float))
-            if b is not None: base.append(np.full(len(A), b))
-            elif self.spec.name == "shap_kernel": base.append(em.output(A) - V[-1].sum(1))   # shap's E f over its background
-            else: base.append(em.output(np.broadcast_to(np.asarray(self.options["baseline"], float), A.shape).copy()))
-        names = [str(c) for c in getattr(em0.model, "feature_names_in_", [f"x{j}" for j in range(A.shape[1])])]
-        data = pd.DataFrame(A, columns=names, index=rows.index if isinstance(rows, pd.DataFrame) else None)
-        info = {"model": type(em0.model).__name__, "method": self.method, "additive": self.spec.additive,
-                "base": self.spec.base, "random_state": self.random_state,
-                "background": None if self.background_ is None else
-                              (f"{len(self.background_)} given rows" if self._given_background else
-                               f"{len(self.background_)} of the model's own training rows (background_sample, seed 0)")}
-        if len(V) == 1:
-            cls = getattr(em0.model, "classes_", None)
-            if cls is not None: info["class"] = cls[1].item() if isinstance(cls[1], np.generic) else cls[1]
-            return Explanation(values=V[0], base_values=base[0], data=data, feature_names=names,
-                               output=em0.description, method=self.spec.label + f" ({self.method})", info=info)
-        return Explanation(values=np.stack(V, axis=2), base_values=np.column_stack(base), data=data, feature_names=names,
-                           output_names=[str(c) for c in em0.model.classes_], output=self._outputs[0].description.rsplit("[", 1)[0] + "[:, k] of each class k",
-                           method=self.spec.label + f" ({self.method})", info=info)
+        return self.prepared_(X)
 
     def __repr__(self) -> str:
         return f"Explainer({type(self.model).__name__}, method={self.method!r})"

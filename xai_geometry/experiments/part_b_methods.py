@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 from sklearn.svm import SVC
 
-from .. import explainers
-from ..explainers.baselines import BASELINES, explained_model, kernel_shap
+from .. import explainers, methods  # noqa: F401  (methods: the exact methods' classes, registered)
+from ..explainers.baselines import BASELINES, explained_model, kernel_shap_mean
 from ..explainers.reference import kernel_shap_reference, lime_reference
 from ..neuralized.knn import NeuralizedKNN
 from ..neuralized.svm import NeuralizedSVM
@@ -49,8 +49,8 @@ AXIS_WORDS = {"kernel_shap": {"label": "label", "mean": "mean reference", "mean_
 
 def shapley_mean_reference(model, X, X_train, *, random_state: int = 0) -> np.ndarray:
     """Our Shapley values of f against the training mean (v(S) = f(x_S, mean_rest)): every coalition
-    enumerated, i.e. exact, for d <= 11; KernelSHAP's sampled estimate beyond (library `kernel_shap`)."""
-    return kernel_shap(model, X, background=X_train, random_state=random_state)
+    enumerated, i.e. exact, for d <= 11; KernelSHAP's sampled estimate beyond (library `kernel_shap_mean`)."""
+    return kernel_shap_mean(model, X, background=X_train, random_state=random_state)
 
 # %% ../../nbs/27e_part_b_methods.ipynb #a4b8e355
 def eta_caption(gamma: float) -> float:
@@ -108,7 +108,7 @@ KNN_SWEEP_METHODS = ("lrp", "lrp_eta=0", "lrp_eta=1", "occlusion", "shapley_samp
 #: the registry row (`xai_geometry.explainers`) that computes a column, where it is not the row of the column's
 #: name: Table 2's KernelSHAP and LIME are the reference packages, our Shapley values against the mean the
 #: library's KernelSHAP (exact for d <= 11); every LRP column is the network's
-COMPUTED_BY = {"kernel_shap": "shap_kernel", "lime": "lime_tabular", "shapley_mean": "kernel_shap",
+COMPUTED_BY = {"kernel_shap": "shap_kernel", "lime": "lime_tabular", "shapley_mean": "kernel_shap_mean",
                "gradient_x_input_g": "lrp"}
 
 

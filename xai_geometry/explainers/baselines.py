@@ -22,8 +22,8 @@ from ..validation import check_points, keyword_only, rbf_gamma
 
 # %% auto #0
 __all__ = ['BASELINES', 'GRADIENT_BASELINES', 'ExplainedModel', 'explained_model', 'explained_output', 'output_gradient',
-           'gradient_x_input', 'sensitivity', 'integrated_gradients', 'occlusion', 'shapley_sampling', 'kernel_shap',
-           'lime', 'explain']
+           'gradient_x_input', 'sensitivity', 'integrated_gradients', 'Background', 'occlusion', 'shapley_sampling',
+           'KernelCoalitions', 'kernel_shap', 'kernel_shap_mean', 'lime', 'explain']
 
 # %% ../../nbs/25_attribution.ipynb #f02d6d6d
 _CHUNK = 1 << 21  # elements of the largest temporary (rows x support vectors) per chunk
@@ -244,18 +244,31 @@ def integrated_gradients(model, X, *, background=None, random_state=None, baseli
     return out
 
 # %% ../../nbs/25_attribution.ipynb #eda2db43
+@dataclass
+class Background:
+    "Background rows checked once (`Background.check(model, rows)`): the rows (B, d) and their mean (1, d), reused by every call."
+    rows: np.ndarray
+
+    @classmethod
+    def check(cls, model, background, name: str = "background") -> "Background":
+        "The rows checked against the model's columns (errors name `name`); a Background is returned as it is."
+        if isinstance(background, Background): return background
+        if background is None:
+            raise ValueError(f"{name} (the training set, or reference rows) is required by this method")
+        B = _rows(model, background if isinstance(background, pd.DataFrame) else np.atleast_2d(background), name)
+        if len(B) == 0: raise ValueError(f"{name} must have at least one row")
+        return cls(B)
+
+    @property
+    def mean(self) -> np.ndarray:
+        return self.rows.mean(0, keepdims=True)
+
+
 def _reference(background, em: ExplainedModel, how: str = "mean") -> np.ndarray:
-    "Reference rows (B, d): the background mean (how='mean') or the background rows (how='data')."
-    if background is None:
-        raise ValueError("background (the training set, or reference rows) is required by this method")
-    B = _rows(em, background if isinstance(background, pd.DataFrame) else np.atleast_2d(background), "background")
-    if len(B) == 0:
-        raise ValueError("background must have at least one row")
-    if how == "mean":
-        return B.mean(0, keepdims=True)
-    if how == "data":
-        return B
-    raise ValueError(f"reference must be 'mean' or 'data', got {how!r}")
+    "Reference rows (B, d): the background mean (how='mean') or the background rows (how='data'); checked unless a `Background`."
+    if how not in ("mean", "data"): raise ValueError(f"reference must be 'mean' or 'data', got {how!r}")
+    B = Background.check(em, background)
+    return B.mean if how == "mean" else B.rows
 
 
 def _batched_output(em: ExplainedModel, P: np.ndarray) -> np.ndarray:
@@ -343,29 +356,45 @@ def _kernel_shap_coalitions(d: int, n_samples: int, rng):
     return np.concatenate([Z, ~Z]), np.ones(2 * half)
 
 
+@dataclass
+class KernelCoalitions:
+    "KernelSHAP's coalitions Z (S, d), their Shapley-kernel weights w (S,) and the pseudo-inverse of the weighted design, solved once."
+    Z: np.ndarray
+    w: np.ndarray
+    pinv: np.ndarray
+
+    @classmethod
+    def solve(cls, d: int, n_samples: int | None = None, random_state=0) -> "KernelCoalitions":
+        "`n_samples` coalitions (default 2d + 2048, shap's): all 2^d - 2 when they fit, else drawn in complementary pairs."
+        if n_samples is None: n_samples = 2 * d + 2048
+        if not isinstance(n_samples, (int, np.integer)) or isinstance(n_samples, bool) or n_samples < 2:
+            raise ValueError(f"n_samples must be an integer >= 2, got {n_samples!r}")
+        if d == 1: return cls(np.ones((0, 1), bool), np.zeros(0), np.zeros((0, 0)))
+        Z, w = _kernel_shap_coalitions(d, n_samples, np.random.default_rng(random_state))
+        A = (Z[:, :-1].astype(float) - Z[:, -1:]) * np.sqrt(w)[:, None]  # (S, d - 1)
+        return cls(Z, w, np.linalg.pinv(A))
+
+
 @keyword_only
 def kernel_shap(model, X, *, background=None, random_state=0, n_samples: int | None = None,
-                reference: str = "mean") -> np.ndarray:
-    """KernelSHAP (Lundberg & Lee 2017), (n, d).
+                reference: str = "data", coalitions: KernelCoalitions | None = None) -> np.ndarray:
+    """KernelSHAP (Lundberg & Lee 2017), (n, d): shap's `KernelExplainer` on the same background.
 
-    v(S) = mean over reference rows b of f(x_S, b_rest); references = the background mean
-    (`reference="mean"`, default) or the background rows (`"data"`, as shap.KernelExplainer).
-    `n_samples` coalitions (default 2d + 2048, shap's default): all 2^d - 2 when they fit (exact
-    Shapley values), otherwise drawn from the Shapley kernel in complementary pairs."""
+    v(S) = mean over reference rows b of f(x_S, b_rest); references = the background rows
+    (`reference="data"`, default, as shap.KernelExplainer: v(∅) = the mean output over the background) or
+    the background mean (`"mean"`, `kernel_shap_mean`). `n_samples` coalitions (default 2d + 2048, shap's
+    default): all 2^d - 2 when they fit (exact Shapley values, d ≤ 11), otherwise drawn from the Shapley
+    kernel in complementary pairs. `coalitions` (`KernelCoalitions.solve`) reuses coalitions solved once."""
     em = explained_model(model)
     X = _rows(em, X)
     Rf = _reference(background, em, reference)
     n, d = X.shape
-    if n_samples is None:
-        n_samples = 2 * d + 2048
-    if not isinstance(n_samples, (int, np.integer)) or n_samples < 2:
-        raise ValueError(f"n_samples must be an integer >= 2, got {n_samples!r}")
+    if coalitions is None: coalitions = KernelCoalitions.solve(d, n_samples, random_state)
+    elif coalitions.Z.shape[1] != d: raise ValueError(f"coalitions are for {coalitions.Z.shape[1]} features, X has {d}")
     v_empty = em.output(Rf).mean()
     if d == 1:
         return (em.output(X) - v_empty)[:, None]
-    Z, w = _kernel_shap_coalitions(d, n_samples, np.random.default_rng(random_state))
-    A = (Z[:, :-1].astype(float) - Z[:, -1:]) * np.sqrt(w)[:, None]  # (S, d - 1)
-    pinv = np.linalg.pinv(A)  # shared by every point
+    Z, w, pinv = coalitions.Z, coalitions.w, coalitions.pinv  # shared by every point
     out = np.empty_like(X)
     step = _chunk_rows(len(Z) * len(Rf) * d)
     for s in range(0, n, step):
@@ -378,6 +407,15 @@ def kernel_shap(model, X, *, background=None, random_state=0, n_samples: int | N
         out[s:s + step, :-1] = phi
         out[s:s + step, -1] = delta - phi.sum(1)
     return out
+
+
+@keyword_only
+def kernel_shap_mean(model, X, *, background=None, random_state=0, n_samples: int | None = None,
+                     coalitions: KernelCoalitions | None = None) -> np.ndarray:
+    """KernelSHAP against the background mean, (n, d): v(S) = f(x_S, mean_rest), base f(background mean) —
+    `kernel_shap(..., reference="mean")`, the exact Shapley values of that game for d ≤ 11 (part B's `shapley_mean`)."""
+    return kernel_shap(model, X, background=background, random_state=random_state, n_samples=n_samples,
+                       reference="mean", coalitions=coalitions)
 
 # %% ../../nbs/25_attribution.ipynb #d503d972
 @dataclass
@@ -477,6 +515,7 @@ BASELINES: dict[str, Callable[..., np.ndarray]] = {
     "occlusion": occlusion,
     "shapley_sampling": shapley_sampling,
     "kernel_shap": kernel_shap,
+    "kernel_shap_mean": kernel_shap_mean,
     "lime": lime,
 }
 GRADIENT_BASELINES = ("gradient_x_input", "sensitivity", "integrated_gradients")
