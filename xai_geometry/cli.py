@@ -33,6 +33,7 @@ BENCH = {
     "part-c": "xai_geometry.experiments.bench_part_c:bench",
     "cluster": "xai_geometry.experiments.bench_cluster:bench",
     "serve": "xai_geometry.experiments.bench_serve:bench",
+    "door": "xai_geometry.experiments.bench_door:bench",
 }
 USAGE_ERROR = 2  # exit status of a user's mistake (the argparse convention)
 BUG = 1  # exit status of an unexpected error
