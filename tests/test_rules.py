@@ -174,6 +174,18 @@ def test_manhattan_knn_sign_matches_its_prediction():
     assert e.info["network"] == "NeuralizedManhattanKNN" and e.info["kappa"] == 0
 
 
+def test_multiclass_manhattan_knn_conserves_each_class():
+    from sklearn.datasets import load_iris
+    X, y = load_iris(return_X_y=True)
+    model = KNeighborsClassifier(5, metric="manhattan").fit(X, y)
+    e = explain(model, X + 0.05)
+    assert e.values.shape == (150, 4, 3) and e.info["network"] == "NeuralizedMulticlassKNN" and e.info["eta"] is None
+    G = neuralize(model).decision_function(X + 0.05)
+    np.testing.assert_allclose(e.total, G, rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match="eta does not apply"):
+        explain(model, X, eta=0.5)
+
+
 @pytest.mark.parametrize("model", [KNeighborsClassifier(5, weights="distance"), KNeighborsClassifier(5, metric="chebyshev"),
                                    KNeighborsClassifier(5, metric="minkowski", p=3)])
 def test_uncovered_knn_names_method(model):

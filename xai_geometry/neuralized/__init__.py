@@ -22,7 +22,7 @@ from .l1_knn import NeuralizedL1KNN
 from .manhattan_knn import NeuralizedManhattanKNN
 from .one_class import NeuralizedOneClassSVM
 from .kmeans import NeuralizedKMeans
-from .models import NETWORKS, NeuralizedPipeline, base_values, explain, network_class, neuralize
+from .models import NETWORKS, NeuralizedPipeline, base_values, explain, network_class, neuralize, supports
 from ..explainers.flipping import ConditionalKDEInpainter, aufc, flipping_curve
 
 # the baselines and the flipping evaluation live on the explainers' floor; their former paths name the same modules
@@ -30,7 +30,7 @@ sys.modules[__name__ + ".attribution"], sys.modules[__name__ + ".flipping"] = at
 
 _EXPORTS = {
     "explain": "models", "base_values": "models", "neuralize": "models", "NeuralizedPipeline": "models",
-    "NETWORKS": "models", "network_class": "models", "Network": "network",
+    "NETWORKS": "models", "network_class": "models", "supports": "models", "Network": "network",
     "Rule": "rules", "EtaRule": "rules", "BandRule": "rules", "L1BandRule": "rules",
     "NeuralizedMulticlassKNN": "multiclass_knn", "NeuralizedManhattanKNN": "manhattan_knn",
     "NeuralizedSVM": "svm", "SoftPoolNetwork": "svm", "NeuralizedKNN": "knn",

@@ -13,9 +13,11 @@ from .knn import ELSEWHERE, check_knn
 from .l1_knn import NeuralizedL1KNN
 
 # %% auto #0
-__all__ = ['NeuralizedManhattanKNN']
+__all__ = ['MANHATTAN', 'NeuralizedManhattanKNN']
 
 # %% ../../nbs/22b_manhattan_knn.ipynb #9dae4ae7
+MANHATTAN = ("manhattan", "cityblock", "l1")   # the effective metrics of a Manhattan k-NN in scikit-learn
+
 class NeuralizedManhattanKNN(NeuralizedL1KNN):
     """A fitted binary k-NN classifier with the Manhattan metric (odd k, uniform weights) as the rank-pooling network
     with ℓ1 detection units of `NeuralizedL1KNN`, on the model's own features: the distinct training rows with their
@@ -25,7 +27,7 @@ class NeuralizedManhattanKNN(NeuralizedL1KNN):
     def __init__(self, model,  # fitted sklearn.neighbors.KNeighborsClassifier: binary, odd k, uniform, metric manhattan
                  *, chunk_size: int | None = None, blas_threads: int | None = 1):
         self._set_options(chunk_size, blas_threads)
-        k = check_knn(model, ("manhattan", "cityblock", "l1"), "manhattan (metric='manhattan', or 'minkowski' with p=1)")
+        k = check_knn(model, MANHATTAN, "manhattan (metric='manhattan', or 'minkowski' with p=1)")
         if len(model.classes_) != 2:
             raise ValueError(f"NeuralizedManhattanKNN needs a binary classifier, this one has {len(model.classes_)} classes"
                              + ELSEWHERE)

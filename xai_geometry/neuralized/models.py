@@ -13,30 +13,47 @@ from ..explanation import Explanation, check_output
 from ..validation import AFFINE_STEPS, check_params, check_points, warn_deprecated
 from .lrp import LRPTerms, NETWORK_OPTIONS, Float
 from .network import Network, feature_names_from
-from .svm import NeuralizedSVM
-from .knn import NeuralizedKNN
+from .svm import NeuralizedSVM, check_rbf_model
+from .knn import NeuralizedKNN, check_knn
 from .kernel_regression import NeuralizedKernelRegression, default_level
 from .multiclass import NeuralizedMulticlassSVM
 from .multiclass_knn import NeuralizedMulticlassKNN
-from .manhattan_knn import NeuralizedManhattanKNN
+from .manhattan_knn import MANHATTAN, NeuralizedManhattanKNN
 from .one_class import NeuralizedOneClassSVM
 from .kmeans import NeuralizedKMeans
 
 # %% auto #0
-__all__ = ['NETWORKS', 'explain', 'network_class', 'neuralize', 'check_affine_step', 'NeuralizedPipeline', 'base_values']
+__all__ = ['NETWORKS', 'explain', 'network_class', 'neuralize', 'check_affine_step', 'NeuralizedPipeline', 'supports',
+           'base_values']
 
 # %% ../../nbs/24a_explain.ipynb #91708054
 def _svc_network(model) -> type:
-    "A Gaussian SVC or NuSVC: `NeuralizedSVM` for two classes, `NeuralizedMulticlassSVM` for more."
-    check_is_fitted(model)
+    "A Gaussian SVC or NuSVC: `NeuralizedSVM` for two classes, `NeuralizedMulticlassSVM` for more (another kernel refused)."
+    from sklearn.svm import SVC, NuSVC
+    check_rbf_model(model, (SVC, NuSVC), "SVC or NuSVC with kernel='rbf'")
     return NeuralizedSVM if len(model.classes_) == 2 else NeuralizedMulticlassSVM
 
+def _regression_network(model) -> type:
+    "A Gaussian KernelRidge, SVR or NuSVR: `NeuralizedKernelRegression` (another kernel refused)."
+    from sklearn.kernel_ridge import KernelRidge
+    from sklearn.svm import SVR, NuSVR
+    check_rbf_model(model, (KernelRidge, SVR, NuSVR), "KernelRidge, SVR or NuSVR with kernel='rbf'")
+    return NeuralizedKernelRegression
+
 def _knn_network(model) -> type:
-    """A k-NN classifier: the Manhattan metric → `NeuralizedManhattanKNN` (ℓ1 units, binary), else `NeuralizedKNN`
-    (two classes) or `NeuralizedMulticlassKNN`, which refuse what they do not cover (naming `method=`)."""
-    check_is_fitted(model)
-    if getattr(model, "effective_metric_", model.metric) in ("manhattan", "cityblock", "l1"): return NeuralizedManhattanKNN
-    return NeuralizedKNN if len(model.classes_) == 2 else NeuralizedMulticlassKNN
+    """A k-NN classifier: `NeuralizedMulticlassKNN` for three classes or more (one binary network per class), else
+    `NeuralizedManhattanKNN` for the Manhattan metric and `NeuralizedKNN` for the euclidean; what they do not cover
+    (distance weights, an even k, another metric) is refused here, naming `method=`."""
+    check_knn(model, ("euclidean", "l2", *MANHATTAN), "euclidean or manhattan (metric='minkowski' with p=2 or p=1, "
+                                                      "'euclidean' or 'manhattan')")
+    if len(model.classes_) > 2: return NeuralizedMulticlassKNN
+    return NeuralizedManhattanKNN if getattr(model, "effective_metric_", model.metric) in MANHATTAN else NeuralizedKNN
+
+def _one_class_network(model) -> type:
+    "A Gaussian OneClassSVM: `NeuralizedOneClassSVM` (another kernel refused)."
+    from sklearn.svm import OneClassSVM
+    check_rbf_model(model, (OneClassSVM,), "OneClassSVM with kernel='rbf'")
+    return NeuralizedOneClassSVM
 
 def _sklearn_networks() -> dict:
     from sklearn.kernel_ridge import KernelRidge
@@ -44,8 +61,8 @@ def _sklearn_networks() -> dict:
     from sklearn.svm import SVC, SVR, NuSVC, NuSVR, OneClassSVM
     from sklearn.cluster import KMeans, MiniBatchKMeans
     return {SVC: _svc_network, NuSVC: _svc_network, KNeighborsClassifier: _knn_network,
-            KernelRidge: NeuralizedKernelRegression, SVR: NeuralizedKernelRegression, NuSVR: NeuralizedKernelRegression,
-            OneClassSVM: NeuralizedOneClassSVM, KMeans: NeuralizedKMeans, MiniBatchKMeans: NeuralizedKMeans}
+            KernelRidge: _regression_network, SVR: _regression_network, NuSVR: _regression_network,
+            OneClassSVM: _one_class_network, KMeans: NeuralizedKMeans, MiniBatchKMeans: NeuralizedKMeans}
 
 # networks that give their own Explanation (one output, base 0, their rule's one parameter β): `explain` delegates
 _OWN_EXPLANATION = (NeuralizedOneClassSVM, NeuralizedKMeans)
@@ -53,8 +70,9 @@ _OWN_EXPLANATION = (NeuralizedOneClassSVM, NeuralizedKMeans)
 NETWORKS: dict = _sklearn_networks()   # model type -> network class, or a function (model -> network class)
 
 def network_class(model) -> type:
-    """The network class of a fitted model: the first of its types (its class, then its bases) found in `NETWORKS`.
-    Another module adds a model with one entry, `NETWORKS[ModelType] = NetworkClass`."""
+    """The network class of a fitted model: the first of its types (its class, then its bases) found in `NETWORKS`,
+    the entry's function asked when it is one (it refuses, naming the reason, a model of the type the network does not
+    cover: another kernel, distance weights). Another module adds a model with one entry, `NETWORKS[ModelType] = Net`."""
     if type(model).__module__.startswith("xai_geometry.naive_bayes"):      # part A's ℓ1 k-NN, imported when needed
         from xai_geometry.naive_bayes.neighbors import SupervisedKNeighborsClassifier
         from xai_geometry.neuralized.l1_knn import NeuralizedL1KNN
@@ -114,13 +132,13 @@ def _no_background(caller: str):
                      "(parts A and C, and neuralized.attribution), and for a regression it sets the level explained")
 
 def _regression(model) -> bool:
-    "Whether `model` (a fitted model, a Pipeline or a network) is explained by `NeuralizedKernelRegression`."
+    "Whether `model` (a fitted model, a Pipeline or a network) is a regression, whose level a background sets."
+    from sklearn.base import is_regressor
     from sklearn.pipeline import Pipeline
     if isinstance(model, NeuralizedPipeline): model = model.network_
     if isinstance(model, Network): return isinstance(model, NeuralizedKernelRegression)
     if isinstance(model, Pipeline) and len(model.steps): model = model.steps[-1][1]
-    try: return issubclass(network_class(model), NeuralizedKernelRegression)
-    except (TypeError, ValueError): return False
+    return is_regressor(model)
 
 def _at_background_level(net, background):
     """A network already built, at the level of `background` (its rows' mean prediction) if it is a regression whose
@@ -279,6 +297,21 @@ class NeuralizedPipeline(Network):
         if not hasattr(self.network_, "pooling_weights"):
             raise TypeError(f"{type(self.network_).__name__} has no pooling weights of its own (one per pair of classes)")
         return self.network_.pooling_weights(self.transform(X), **options)
+
+# %% ../../nbs/24a_explain.ipynb #c1e3a5b7
+def supports(model) -> bool:
+    """Whether part B has a network for `model` — a fitted model of the table, a Pipeline of per-feature affine scalers
+    ending in one, or a network — from the table and the cheap checks of its entry, without building the network
+    (a few rare refusals, e.g. a class with fewer than q training rows, come only when it is built)."""
+    from sklearn.pipeline import Pipeline
+    if isinstance(model, (Network, NeuralizedPipeline, *_OWN_EXPLANATION)): return True
+    try:
+        if isinstance(model, Pipeline):
+            for name, step in model.steps[:-1]: check_affine_step(name, step)
+            model = model.steps[-1][1]
+        network_class(model)
+        return True
+    except (TypeError, ValueError, AttributeError): return False
 
 # %% ../../nbs/24a_explain.ipynb #c9960d4e
 def _check_vocabulary(output, caller):

@@ -13,15 +13,17 @@ from .lrp import LRPTerms
 from .rules import BandRule
 from .network import Network
 from .knn import NeuralizedKNN
+from .manhattan_knn import MANHATTAN, NeuralizedManhattanKNN
 
 # %% auto #0
 __all__ = ['NeuralizedMulticlassKNN']
 
 # %% ../../nbs/22a_multiclass_knn.ipynb #93bfff0d
 class NeuralizedMulticlassKNN(Network):
-    """A fitted k-NN classifier with three or more classes as one `NeuralizedKNN` per class, class c against the rest.
-    `decision_function(X)` (n, K): g_c = d_q^{¬c}² − d_q^c², > 0 exactly when ≥ q of the k neighbours are of class c;
-    `explain_all_terms(X, eta=, kappa=)` the relevance (n, d, K) with each class's conservation law (rule: `BandRule`)."""
+    """A fitted k-NN classifier with three or more classes as one binary network per class, class c against the rest:
+    `NeuralizedKNN` (euclidean; rule `BandRule`, η and κ) or `NeuralizedManhattanKNN` (Manhattan; rule `L1BandRule`, κ).
+    `decision_function(X)` (n, K): g_c = d_q^{¬c}² − d_q^c² (ℓ1: d_q^{¬c} − d_q^c), > 0 exactly when ≥ q of the k
+    neighbours are of class c; `explain_all_terms(X, ...)` the relevance (n, d, K) with each class's conservation law."""
     rule_type = BandRule
 
     def __init__(self, model,  # fitted sklearn.neighbors.KNeighborsClassifier (odd k, uniform, euclidean), ≥ 3 classes
@@ -34,15 +36,19 @@ class NeuralizedMulticlassKNN(Network):
         if getattr(model, "outputs_2d_", False): raise ValueError("multi-output k-NN cannot be neuralized")
         if len(model.classes_) < 3: raise ValueError("a binary k-NN is neuralized by NeuralizedKNN")
         y = np.asarray(model._y).ravel()
+        manhattan = getattr(model, "effective_metric_", model.metric) in MANHATTAN
+        binary = NeuralizedManhattanKNN if manhattan else NeuralizedKNN
+        self.rule_type, self.metric_ = binary.rule_type, "manhattan" if manhattan else "euclidean"
         self.networks_ = []
         for c in range(len(model.classes_)):           # the same neighbours, labels "c" (1) against the rest (0)
             one = clone(model).fit(model._fit_X, (y == c).astype(int))
-            try: self.networks_.append(NeuralizedKNN(one, chunk_size=chunk_size, blas_threads=blas_threads))
+            try: self.networks_.append(binary(one, chunk_size=chunk_size, blas_threads=blas_threads))
             except ValueError as e: raise ValueError(f"class {np.asarray(model.classes_[c]).item()!r} against the rest: {e}") from None
         names = getattr(model, "feature_names_in_", None)      # the clones were fitted on the bare array
         for obj in (self, *self.networks_):
             if names is not None: obj.feature_names_in_ = np.asarray(names, dtype=object)
             elif hasattr(obj, "feature_names_in_"): del obj.feature_names_in_
+            if names is not None and manhattan: obj.variable_names_ = np.asarray(names, dtype=object)
         self.model_, self.classes_ = model, model.classes_
         first = self.networks_[0]
         self.n_neighbors, self.q_, self.n_features_in_ = first.n_neighbors, first.q_, first.n_features_in_
@@ -65,8 +71,11 @@ class NeuralizedMulticlassKNN(Network):
         return self.explain_terms(X, rule, **params)
 
     def _output_words(self) -> str:
+        if self.metric_ == "manhattan":
+            return f"network_output g_c(x) = d_q^(¬c) − d_q^c of the Manhattan k-NN (ℓ1), class c against the rest (q = {self.q_})"
         return f"network_output g_c(x) = d_q^(¬c)² − d_q^c² of the k-NN, class c against the rest (q = {self.q_})"
 
     def describe(self, rule=None) -> tuple:
         rule = self.rule(rule)
+        if self.metric_ == "manhattan": return self._output_words(), f"exact ℓ1 relevance, one network per class, κ = {rule.kappa}"
         return self._output_words(), f"LRP (Bley et al.), one network per class, η = {rule.eta:.3g}, κ = {rule.kappa}"

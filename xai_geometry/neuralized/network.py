@@ -100,17 +100,29 @@ class Network(RowBlocks):
 
     def rule(self, rule=None, **params) -> Rule:
         """The network's rule, resolved: `rule` (an instance of `rule_type`) or `rule_type(**params)`, with the
-        defaults of Table 1 in place of None and the ranges that depend on the network checked."""
+        defaults of Table 1 in place of None and the ranges that depend on the network checked. A rule resolved once
+        is kept (keyed by the values and their types, so that `True` is never taken for 1): explaining one row at a
+        time does not check the same rule again."""
+        try: key = (type(rule), *((k, type(v), v) for k, v in (rule.options() if rule is not None else {}).items()),
+                    *((k, type(v), v) for k, v in sorted(params.items())))
+        except AttributeError: key = None
+        cache = self.__dict__.setdefault("_resolved_rules", {})
+        try: return cache[key]
+        except (KeyError, TypeError): pass                  # not yet resolved, or unhashable values (refused below)
         if rule is not None:
             if params: raise TypeError(f"pass a rule or its parameters {sorted(params)}, not both")
             if not isinstance(rule, self.rule_type):
                 raise TypeError(f"{type(self).__name__} explains with a {self.rule_type.__name__}, got {type(rule).__name__}")
-            return rule.resolve(self)
-        other = sorted(set(params) - set(self.rule_type.params))
-        if other:
-            raise TypeError(f"{type(self).__name__} got unexpected option(s) {', '.join(other)}: its rule "
-                            f"{self.rule_type.__name__} takes {', '.join(self.rule_type.params)}")
-        return self.rule_type(**params).resolve(self)
+            out = rule.resolve(self)
+        else:
+            other = sorted(set(params) - set(self.rule_type.params))
+            if other:
+                raise TypeError(f"{type(self).__name__} got unexpected option(s) {', '.join(other)}: its rule "
+                                f"{self.rule_type.__name__} takes {', '.join(self.rule_type.params)}")
+            out = self.rule_type(**params).resolve(self)
+        try: cache[key] = out
+        except TypeError: pass
+        return out
 
     def relevance(self, X, rule=None, **params) -> np.ndarray:
         "The relevance (n, d) of the rows X under `rule` (or its parameters as keywords; None: Table 1)."

@@ -43,7 +43,9 @@ class Rule:
         "The same rule with the network's defaults in place of None, checked against the network (errors name the parameter)."
         values = {k: self.default(k, network) if v is None else v for k, v in self.options().items()}
         check_params(f"{type(self).__name__} for {type(network).__name__}", self.network_constraints(network), values)
-        return type(self)(**{k: self.kinds.get(k, lambda v: v)(v) for k, v in values.items()})
+        out = object.__new__(type(self))                   # the values are checked: no second pass through __init__
+        for k, v in values.items(): setattr(out, k, self.kinds.get(k, lambda v: v)(v))
+        return out
 
     def describe(self, network) -> str:
         "The rule in words, with its values (short: plots use it in titles)."
