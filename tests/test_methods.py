@@ -218,3 +218,13 @@ def test_mixing_or_binning_pipeline_by_a_model_agnostic_method(step, method):
             np.column_stack([np.full(6, X[:25, 0].mean()), X[:6, 1:]])), rtol=0, atol=1e-12)
     if isinstance(step, PCA):
         with pytest.raises(ValueError, match=r"'pca' \(PCA\).*method= one of"): xg.explain(pipe, X[:2])
+
+
+@pytest.mark.parametrize("name", ["occlusion", "kernel_shap", "kernel_shap_mean", "shap_kernel"])
+def test_a_model_agnostic_class_still_loads_its_function(name):
+    "The former rows' `load()` (part B's harness calls it): the function, on raw rows and a raw background."
+    cls = REGISTRY[name]
+    if not cls.available()[0]: pytest.skip(f"{cls.requires} not installed")
+    m = SVC(gamma=0.3).fit(X, y)
+    R = cls.load()(m, X[:2], background=X[:20], random_state=0, **({"nsamples": 40} if name == "shap_kernel" else {}))
+    assert cls.applies_to == "any" and np.asarray(R).shape == (2, 6)

@@ -73,7 +73,8 @@ class ModelAgnostic(Method):
         if isinstance(model, type): return f"{model.__name__} is a class, not a fitted model"
         if not hasattr(model, "fit"): return f"{type(model).__name__} is not a scikit-learn estimator"
         if not (is_classifier(model) or is_regressor(model)):
-            return f"{type(model).__name__} is neither a classifier nor a regressor (no real-valued output to explain)"
+            return (f"{type(model).__name__} is neither a classifier nor a regressor (the model-agnostic methods explain a "
+                    "classifier's decision function or probabilities, or a regressor's prediction)")
         if not any(callable(getattr(model, m, None)) for m in ("decision_function", "predict_proba", "predict")):
             return f"{type(model).__name__} has no decision_function, predict_proba or predict"
         return None
@@ -268,9 +269,11 @@ class Lime(ModelAgnostic):
 
 # %% ../../nbs/25b_agnostic.ipynb #b2d31e15
 def _reference_rows(fn):
-    "A reference adapter called with the background's checked rows."
-    return lambda model, X, *, background=None, random_state=0, **kw: fn(model, X, background=background.rows,
-                                                                          random_state=random_state, **kw)
+    "A reference adapter called with the background's checked rows (or rows as given, by the former registry's callers)."
+    def call(model, X, *, background=None, random_state=0, **kw):
+        rows = background.rows if isinstance(background, Background) else background
+        return fn(model, X, background=rows, random_state=random_state, **kw)
+    return call
 
 @register
 class ShapKernel(ModelAgnostic):

@@ -133,8 +133,8 @@ def _no_exact(model) -> TypeError | ValueError:
         return ValueError(f"{stopped[0]}; or explain it with method= one of {choices}")
     if choices:
         return TypeError(f"no exact explainer covers {name}: explain it with method= one of {choices}")
-    return TypeError(f"{name} has no real-valued output (decision_function, predict_proba or predict) that an explainer "
-                     "of this package can explain")
+    why = next((r for c in REGISTRY.values() if not c.exact and (r := c.refusal(model)) is not None), "no method supports it")
+    return TypeError(f"no explainer of this package covers {name}: {why}")
 
 def resolve(model, method: str = "auto"):
     "The class that explains `model`: the one named by `method`, or (\"auto\") the first exact class that supports it."

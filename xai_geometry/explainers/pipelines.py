@@ -141,21 +141,25 @@ class RawColumns:
 
     def transform(self, X, name: str = "X"):
         "The final estimator's input for raw rows X (checked first), dense float, named if the model has names."
-        R = self.check(X, name)
-        if self._arithmetic is not None and isinstance(R, np.ndarray) and R.dtype == float:
-            Z = np.array(R, dtype=float)
-            for f in self._arithmetic: Z = f(Z)
-        elif self._arithmetic is not None and isinstance(R, pd.DataFrame) and all(pd.api.types.is_numeric_dtype(t) for t in R.dtypes):
-            Z = np.array(R.to_numpy(dtype=float), dtype=float)          # (its memory order kept: the floats of part B's own path)
+        return self.checked_transform(X, name)[1]
+
+    def checked_transform(self, X, name: str = "X"):
+        "(the raw rows checked, the final estimator's input): one check serves the explanation's data and the model."
+        numeric = (isinstance(X, np.ndarray) and X.dtype.kind in "fiub") or (
+            isinstance(X, pd.DataFrame) and all(pd.api.types.is_numeric_dtype(t) and not isinstance(t, pd.CategoricalDtype) for t in X.dtypes))
+        if self._arithmetic is not None and numeric:      # scalers only: their arithmetic on the checked float rows
+            R = check_features(self, X, reset=False, allow_nan=True, name=name)
+            Z = np.array(R, dtype=float)                  # (its memory order kept: the floats of part B's own path)
             for f in self._arithmetic: Z = f(Z)
         else:
+            R = self.check(X, name)
             Z = R
             for _, s in self.steps: Z = s.transform(Z)
             if sp.issparse(Z): Z = Z.toarray()
             Z = np.asarray(Z, dtype=float)
         self._check_finite(Z, name)
         names = getattr(self.final, "feature_names_in_", None)
-        return pd.DataFrame(Z, columns=names, index=getattr(X, "index", None)) if names is not None else Z
+        return R, (pd.DataFrame(Z, columns=names, index=getattr(X, "index", None)) if names is not None else Z)
 
     def _check_finite(self, Z, name):
         "NaN or infinity reaching the final model, reported in the raw column it came from."

@@ -171,28 +171,9 @@ class LRP(Exact):
         return lambda X: neuralized.explain(net, X, **kw)
 
     @classmethod
-    def prepare(cls, model, *, background=None, output=None, random_state=0, **options):
-        pipe = _pipeline(model)
-        if background is not None:
-            raise ValueError("background does not apply to method='lrp': LRP needs no background rows, its reference "
-                             "points are found for each row (the base value is root + gap)")
-        if pipe is None: return super().prepare(model, output=output, random_state=random_state, **options)
-        rc = RawColumns(pipe)
-        inner = cls.prepare_estimator(rc.final, output=output, **options)
-        return _ScaledColumns(rc, inner) if rc.affine else ThroughColumns(rc, inner)
-
-class _ScaledColumns(ThroughColumns):
-    "A pipeline of scalers: one raw column per model column, the values as they are, the raw rows as data."
-    def __call__(self, X) -> Explanation:
-        rc = self.columns_
-        e = self.inner(rc.transform(X, "X"))
-        info = dict(e.info, pipeline=rc.describe())
-        data = rc.check(X, "X")
-        data = data.astype(float) if isinstance(data, pd.DataFrame) else pd.DataFrame(np.asarray(data, float), columns=rc.raw_names)
-        if isinstance(X, pd.DataFrame): data.index = X.index
-        return Explanation(values=e.values, base_values=e.base_values, data=data, feature_names=rc.raw_names,
-                           output_names=e.output_names, output=f"{e.output} at scaled t(x)",
-                           method=f"{e.method}, carried to the raw features", info=info)
+    def native(cls, pipe) -> bool:
+        "A pipeline of scalers goes to part B as it is: its network carries the scalers (`NeuralizedPipeline`), at serving speed."
+        return RawColumns(pipe).affine
 
 # %% ../../nbs/48b_methods.ipynb #c2355885
 def _linear_output(model):
