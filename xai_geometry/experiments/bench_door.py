@@ -16,7 +16,7 @@ import pandas as pd
 # %% auto #0
 __all__ = ['PEERS', 'door_families', 'shap_run', 'bench']
 
-# %% ../../nbs/48c_bench_door.ipynb #62c5ccc9
+# %% ../../nbs/48c_bench_door.ipynb #fc7b559e
 def _split(name: str, target=None):
     "A bundled data set split 70/30 (seed 0): training rows, withheld rows, their targets."
     from sklearn.model_selection import train_test_split
@@ -41,7 +41,8 @@ def _margin(model, cols):
 def door_families(quick: bool = False) -> list[dict]:
     """The families the door explains exactly, each fitted on a bundled data set: {"family", "dataset", "model",
     "X" (the rows the model takes), "train" (training rows), "peer" ("tree", "linear" or "kernel"), "f" (the
-    function shap's KernelExplainer explains, on arrays), "reference" (the door's explained output, on the rows)}."""
+    function shap's KernelExplainer explains, on arrays), "reference" (the door's explained output, on the rows)};
+    `quick`: 200 training rows, a forest of 20 trees."""
     from sklearn.cluster import KMeans
     from sklearn.ensemble import RandomForestClassifier
     from sklearn.kernel_ridge import KernelRidge
@@ -58,6 +59,7 @@ def door_families(quick: bool = False) -> list[dict]:
     out = []
     def add(family, dataset, model, peer, f_of, ref_of, target=None, standardize=False, unsupervised=False):
         X_tr, X_te, y_tr, _ = _split(dataset, target)
+        if quick: X_tr, y_tr = X_tr.iloc[:200], y_tr.iloc[:200]          # a smoke test: 200 training rows
         if standardize:
             sc = StandardScaler().fit(X_tr)
             X_tr, X_te = (pd.DataFrame(sc.transform(A), columns=A.columns, index=A.index) for A in (X_tr, X_te))
@@ -116,10 +118,10 @@ def _median_seconds(f, repeats: int) -> float:
         t0 = time.perf_counter(); f(); ts.append(time.perf_counter() - t0)
     return statistics.median(ts)
 
-# %% ../../nbs/48c_bench_door.ipynb #cafcc8fc
+# %% ../../nbs/48c_bench_door.ipynb #fb1d1c20
 def bench(out_dir: Path,           # where bench_door.csv goes
           repeats: int = 5,        # timed runs of each explainer (medians reported)
-          quick: bool = False,     # 2 rows, 8 background rows, 40 samples, one run (a smoke test)
+          quick: bool = False,     # 200 training rows, 2 explained, 8 background rows, 40 samples, one run (a smoke test)
           progress: bool = True,   # print each family
          ) -> pd.DataFrame:
     """For each family of `door_families`: `xai_geometry.Explainer(model, background=...)(rows)` and shap's best
