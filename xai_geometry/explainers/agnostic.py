@@ -5,6 +5,8 @@
 # %% ../../nbs/25b_agnostic.ipynb #072f1de0
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 from sklearn.base import is_classifier, is_regressor
@@ -246,6 +248,10 @@ class KernelShap(ModelAgnostic):
     additive, base = True, "E_B f, the mean model output over the background rows (shap's expected_value)"
     @classmethod
     def setup(cls, em, background, options, random_state):
+        if cls.name == "kernel_shap" and len(background.rows) > 100:       # shap's own advice, in its words' spirit
+            warnings.warn(f"kernel_shap evaluates the model on every background row for every coalition: {len(background.rows)} "
+                          "rows cost that many times one; xai_geometry.background_sample(X_train, n_samples=100) summarizes "
+                          "them (or method='kernel_shap_mean', one reference row)", UserWarning, stacklevel=2)
         return {"coalitions": KernelCoalitions.solve(em.n_features, options.get("n_samples"), random_state)}
     @classmethod
     def base_values(cls, em, A, V, background, options):

@@ -399,8 +399,15 @@ def kernel_shap(model, X, *, background=None, random_state=0, n_samples: int | N
     step = _chunk_rows(len(Z) * len(Rf) * d)
     for s in range(0, n, step):
         x = X[s:s + step]
-        P = np.where(Z[None, :, None, :], x[:, None, None, :], Rf[None, None, :, :])  # (c, S, B, d)
-        V = _batched_output(em, P).mean(2)  # (c, S)
+        if len(Rf) == 1:                   # one reference row: every coalition of the chunk at once
+            P = np.where(Z[None, :, None, :], x[:, None, None, :], Rf[None, None, :, :])  # (c, S, 1, d)
+            V = _batched_output(em, P).mean(2)  # (c, S)
+        else:                              # background rows: the coalitions in blocks, so memory stays bounded
+            V = np.empty((len(x), len(Z)))
+            zs = max(1, _CHUNK // max(1, len(x) * len(Rf) * d))
+            for a in range(0, len(Z), zs):
+                P = np.where(Z[None, a:a + zs, None, :], x[:, None, None, :], Rf[None, None, :, :])  # (c, s, B, d)
+                V[:, a:a + zs] = _batched_output(em, P).mean(2)
         delta = em.output(x) - v_empty
         y = (V - v_empty - Z[None, :, -1] * delta[:, None]) * np.sqrt(w)  # (c, S)
         phi = y @ pinv.T  # (c, d - 1)
