@@ -34,6 +34,7 @@ BENCH = {
     "cluster": "xai_geometry.experiments.bench_cluster:bench",
     "serve": "xai_geometry.experiments.bench_serve:bench",
     "evaluate": "xai_geometry.experiments.bench_evaluate:bench",
+    "door": "xai_geometry.experiments.bench_door:bench",
 }
 USAGE_ERROR = 2  # exit status of a user's mistake (the argparse convention)
 BUG = 1  # exit status of an unexpected error

@@ -120,7 +120,7 @@ class NaiveBayesShapley(Exact):
         return call
 
 # %% ../../nbs/48b_methods.ipynb #c7841d95
-_KERNEL = ("SVC", "NuSVC", "SVR", "NuSVR", "KernelRidge")
+_KERNEL = ("SVC", "NuSVC", "SVR", "NuSVR", "KernelRidge", "OneClassSVM")
 
 def _lrp_covers(model) -> str | None:
     "The models part B's networks cover (its table `neuralized.models.covers` when it has one)."
@@ -135,6 +135,7 @@ def _lrp_covers(model) -> str | None:
         k = getattr(model, "kernel", None)
         return None if isinstance(k, str) and k == "rbf" else f"{type(model).__name__}(kernel={k!r}): part B's network needs kernel='rbf'"
     if "SupervisedKNeighborsClassifier" in names: return None
+    if type(model).__name__ in ("KMeans", "MiniBatchKMeans") and type(model).__module__.startswith("sklearn."): return None
     if "KNeighborsClassifier" in names:
         metric, p = getattr(model, "metric", "minkowski"), getattr(model, "p", 2)
         if getattr(model, "weights", "uniform") != "uniform":
@@ -148,8 +149,9 @@ def _lrp_covers(model) -> str | None:
 class LRP(Exact):
     name, label, colour, additive = "lrp", "LRP", "black", True
     models = ("Gaussian SVC, NuSVC, SVR, NuSVR, KernelRidge; KNeighborsClassifier (uniform, euclidean); "
-              "part A's SupervisedKNeighborsClassifier")
-    explains = "the network output g of part B's network (the sign of the model's decision; not its decision_function)"
+              "part A's SupervisedKNeighborsClassifier; Gaussian OneClassSVM; KMeans, MiniBatchKMeans")
+    explains = ("the network output g of part B's network (the sign of the model's decision; not its decision_function); "
+                "a OneClassSVM's outlier score, a KMeans's logit of the row's own cluster (base 0)")
     base = "root + gap of the network, per row (not an expectation)"
     cost = "exact network, linear time: O(n·(support vectors or neighbours)·d), about one decision_function"
     reference = "the authors' formulas (Bley et al.), the networks' decision checked equal to the model's"

@@ -19,6 +19,8 @@ from .kernel_regression import NeuralizedKernelRegression, default_level
 from .multiclass import NeuralizedMulticlassSVM
 from .multiclass_knn import NeuralizedMulticlassKNN
 from .manhattan_knn import MANHATTAN, NeuralizedManhattanKNN
+from .one_class import NeuralizedOneClassSVM
+from .kmeans import NeuralizedKMeans
 
 # %% auto #0
 __all__ = ['NETWORKS', 'explain', 'network_class', 'neuralize', 'check_affine_step', 'NeuralizedPipeline', 'supports',
@@ -47,12 +49,23 @@ def _knn_network(model) -> type:
     if len(model.classes_) > 2: return NeuralizedMulticlassKNN
     return NeuralizedManhattanKNN if getattr(model, "effective_metric_", model.metric) in MANHATTAN else NeuralizedKNN
 
+def _one_class_network(model) -> type:
+    "A Gaussian OneClassSVM: `NeuralizedOneClassSVM` (another kernel refused)."
+    from sklearn.svm import OneClassSVM
+    check_rbf_model(model, (OneClassSVM,), "OneClassSVM with kernel='rbf'")
+    return NeuralizedOneClassSVM
+
 def _sklearn_networks() -> dict:
     from sklearn.kernel_ridge import KernelRidge
     from sklearn.neighbors import KNeighborsClassifier
-    from sklearn.svm import SVC, SVR, NuSVC, NuSVR
+    from sklearn.svm import SVC, SVR, NuSVC, NuSVR, OneClassSVM
+    from sklearn.cluster import KMeans, MiniBatchKMeans
     return {SVC: _svc_network, NuSVC: _svc_network, KNeighborsClassifier: _knn_network,
-            KernelRidge: _regression_network, SVR: _regression_network, NuSVR: _regression_network}
+            KernelRidge: _regression_network, SVR: _regression_network, NuSVR: _regression_network,
+            OneClassSVM: _one_class_network, KMeans: NeuralizedKMeans, MiniBatchKMeans: NeuralizedKMeans}
+
+# networks that give their own Explanation (one output, base 0, their rule's one parameter β): `explain` delegates
+_OWN_EXPLANATION = (NeuralizedOneClassSVM, NeuralizedKMeans)
 
 NETWORKS: dict = _sklearn_networks()   # model type -> network class, or a function (model -> network class)
 
@@ -82,14 +95,15 @@ def neuralize(model,                           # a fitted model (see the table a
               blas_threads: int | None = 1,    # BLAS threads (None: the BLAS default)
              ):
     """The network of part B for a fitted model (`network_class`: NeuralizedSVM, NeuralizedMulticlassSVM, NeuralizedKNN,
-    NeuralizedMulticlassKNN, NeuralizedManhattanKNN, NeuralizedKernelRegression, NeuralizedL1KNN) or NeuralizedPipeline.
+    NeuralizedMulticlassKNN, NeuralizedManhattanKNN, NeuralizedKernelRegression, NeuralizedL1KNN, NeuralizedOneClassSVM,
+    NeuralizedKMeans) or NeuralizedPipeline.
     A regression is explained at `level`, by default the mean prediction over `background` if given, else over the
     training rows the model keeps (`default_level`); `background` applies to regressions only."""
     from sklearn.pipeline import Pipeline
     check_params("neuralize", {**NETWORK_OPTIONS, "level": [Float(None, None, closed="neither"), None]},
                  {"level": level, "chunk_size": chunk_size, "blas_threads": blas_threads})
     opts = dict(chunk_size=chunk_size, blas_threads=blas_threads)
-    if isinstance(model, (Network, NeuralizedPipeline)):
+    if isinstance(model, (Network, NeuralizedPipeline, *_OWN_EXPLANATION)):
         if level is not None or chunk_size is not None:
             raise ValueError(f"model is already a network ({type(model).__name__}): its level and chunk_size were set when it was built")
         return model if background is None else _at_background_level(model, background)
@@ -217,13 +231,13 @@ class NeuralizedPipeline(Network):
         if where: self.network_.level_from = where
         if isinstance(self.network_, NeuralizedPipeline):
             raise TypeError(f"Pipeline final step {name!r} is itself a pipeline: flatten it")
-        if not hasattr(self.network_, "pools_") and not isinstance(self.network_, (NeuralizedMulticlassSVM, NeuralizedMulticlassKNN)):
+        if not hasattr(self.network_, "pools_") and not isinstance(self.network_, (NeuralizedMulticlassSVM, NeuralizedMulticlassKNN, *_OWN_EXPLANATION)):
             raise TypeError(f"Pipeline final step {name!r} ({type(final).__name__}) recodes raw rows itself: "
                             "explain it directly, without the scalers")
         self.scalers_ = [(n, s) for n, s in model.steps[:-1] if not (s is None or (isinstance(s, str) and s == "passthrough"))]
         self.pipeline_ = model
-        self.classes_ = self.network_.classes_
-        self.rule_type = self.network_.rule_type
+        self.classes_ = getattr(self.network_, "classes_", None)          # (none for the one-class and k-means networks)
+        self.rule_type = getattr(self.network_, "rule_type", None)
         self.n_features_in_ = int(getattr(model, "n_features_in_", self.network_.n_features_in_))
         if self.n_features_in_ != self.network_.n_features_in_:
             raise ValueError(f"the pipeline takes {self.n_features_in_} features but its final step {name!r} "
@@ -290,7 +304,7 @@ def supports(model) -> bool:
     ending in one, or a network — from the table and the cheap checks of its entry, without building the network
     (a few rare refusals, e.g. a class with fewer than q training rows, come only when it is built)."""
     from sklearn.pipeline import Pipeline
-    if isinstance(model, (Network, NeuralizedPipeline)): return True
+    if isinstance(model, (Network, NeuralizedPipeline, *_OWN_EXPLANATION)): return True
     try:
         if isinstance(model, Pipeline):
             for name, step in model.steps[:-1]: check_affine_step(name, step)
@@ -323,6 +337,7 @@ def explain(model,                            # fitted model or Pipeline (see `n
     if background is not None and not _regression(model): _no_background("neuralized.explain")
     net = neuralize(model, level=level, background=background, chunk_size=chunk_size, blas_threads=blas_threads)
     core = net.network_ if isinstance(net, NeuralizedPipeline) else net
+    if isinstance(core, _OWN_EXPLANATION): return _own_explanation(net, core, X, beta=beta, eta=eta, kappa=kappa)
     given = {k: v for k, v in dict(eta=eta, beta=beta, kappa=kappa).items() if v is not None}
     allowed = set(core.rule_type.params)
     for k in given.keys() - allowed:
@@ -340,6 +355,17 @@ def explain(model,                            # fitted model or Pipeline (see `n
     return Explanation(values=terms.relevance, base_values=terms.root + terms.gap, data=data, feature_names=names,
                        output_names=[str(c) for c in core.classes_] if multi else None,
                        output=what, method=method, info=info)
+
+def _own_explanation(net, core, X, *, beta, **others) -> Explanation:
+    "The one-class and k-means networks' own `explain(X, beta=)`; through a pipeline, at t(X) with the raw rows as data."
+    for k, v in others.items():
+        if v is not None: raise ValueError(f"{k} does not apply to {type(core).__name__} (its option: beta)")
+    if not isinstance(net, NeuralizedPipeline): return core.explain(X, beta=beta)
+    rows, data, names = net.explanation_rows(X)
+    e = core.explain(rows, beta=beta)
+    return Explanation(values=e.values, base_values=e.base_values, data=data, feature_names=names,
+                       output=f"{e.output} at scaled t(x)", method=f"{e.method}, carried to the raw features",
+                       info=dict(e.info, pipeline=[f"{n} ({type(s).__name__})" for n, s in net.scalers_]))
 
 def base_values(model,                         # fitted model or Pipeline (see `neuralize`), or a network of part B
                 X,                             # (n, d) points: part B's base value depends on the row
