@@ -87,7 +87,7 @@ def test_through_a_scaler_pipeline_on_raw_columns(data, make):
 
 def test_refusals_name_the_reason():
     X = np.random.default_rng(0).normal(size=(60, 3))
-    with pytest.raises(TypeError, match=r"OneClassSVM\(kernel='linear'\): part B's network needs kernel='rbf'"):
+    with pytest.raises(TypeError, match=r"does not apply to OneClassSVM: model.kernel must be 'rbf' \(Gaussian\) to be neuralized, got 'linear'"):
         xg.explain(OneClassSVM(kernel="linear").fit(X), X[:3], method="lrp")
     with pytest.raises((TypeError, ValueError), match="beta"):
         xg.explain(OneClassSVM().fit(X), X[:3], method="lrp", beta=-1.0)

@@ -134,7 +134,9 @@ def _no_exact(model) -> TypeError | ValueError:
     if choices:
         return TypeError(f"no exact explainer covers {name}: explain it with method= one of {choices}")
     why = next((r for c in REGISTRY.values() if not c.exact and (r := c.refusal(model)) is not None), "no method supports it")
-    return TypeError(f"no explainer of this package covers {name}: {why}")
+    exact = "; ".join(f"{c.name}: {r}" for c in REGISTRY.values() if c.exact and (r := c.refusal(model)) is not None)
+    return TypeError(f"no explainer of this package covers {name}: the model-agnostic methods: {why}"
+                     + (f"; the exact ones: {exact}" if exact else ""))
 
 def resolve(model, method: str = "auto"):
     "The class that explains `model`: the one named by `method`, or (\"auto\") the first exact class that supports it."

@@ -120,29 +120,14 @@ class NaiveBayesShapley(Exact):
         return call
 
 # %% ../../nbs/48b_methods.ipynb #c7841d95
-_KERNEL = ("SVC", "NuSVC", "SVR", "NuSVR", "KernelRidge", "OneClassSVM")
-
 def _lrp_covers(model) -> str | None:
-    "The models part B's networks cover (its table `neuralized.models.covers` when it has one)."
-    from xai_geometry.neuralized import models as part_b
-    covers = getattr(part_b, "covers", None)
-    if covers is not None:
-        try: return None if covers(model) else f"part B has no network for {type(model).__name__}"
-        except (TypeError, ValueError) as e: return str(e)
-    names = {c.__name__ for c in type(model).__mro__}
-    if any(n.startswith("Neuralized") for n in names) or "SoftPoolNetwork" in names: return None
-    if names & set(_KERNEL):
-        k = getattr(model, "kernel", None)
-        return None if isinstance(k, str) and k == "rbf" else f"{type(model).__name__}(kernel={k!r}): part B's network needs kernel='rbf'"
-    if "SupervisedKNeighborsClassifier" in names: return None
-    if type(model).__name__ in ("KMeans", "MiniBatchKMeans") and type(model).__module__.startswith("sklearn."): return None
-    if "KNeighborsClassifier" in names:
-        metric, p = getattr(model, "metric", "minkowski"), getattr(model, "p", 2)
-        if getattr(model, "weights", "uniform") != "uniform":
-            return f"KNeighborsClassifier(weights={model.weights!r}): part B's network needs weights='uniform'"
-        if not (metric == "euclidean" or (metric == "minkowski" and p == 2)):
-            return f"KNeighborsClassifier(metric={metric!r}): part B's network needs the euclidean metric"
-        return None
+    """The models part B's networks cover: its table `neuralized.models.NETWORKS` (one entry per model type, extended
+    by the one-class SVM and k-means networks), read through `supports`; a refusal is the table's own reason (another
+    kernel, distance weights, an even k), which names the model-agnostic `method=` to use instead."""
+    from xai_geometry.neuralized.models import network_class, supports
+    if supports(model): return None
+    try: network_class(model)
+    except (TypeError, ValueError, AttributeError) as e: return str(e)
     return f"part B has no network for {type(model).__name__}"
 
 @register
