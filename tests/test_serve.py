@@ -105,7 +105,7 @@ def test_gnb_explainer_is_part_c_explain(dependence):
     gnb = GeneralizedNaiveBayes(dependence=dependence).fit(X, y)
     B = X.iloc[:30]
     E = xg.Explainer(gnb, background=B)
-    assert isinstance(E._prepared, GNBPrepared)
+    assert isinstance(E.prepared_.prepared, GNBPrepared)         # set up once, by part C
     _same(E(X.iloc[40:90]), gnb_explain(gnb, X.iloc[40:90], background=B))
     _same(E(X.iloc[[7]]), gnb_explain(gnb, X.iloc[[7]], background=B))
     _same(xg.Explainer(gnb)(X.iloc[:5]), gnb_explain(gnb, X.iloc[:5]))              # the model's own background_

@@ -109,14 +109,15 @@ class NaiveBayesShapley(Exact):
     def prepare_estimator(cls, model, *, background=None, output=None, random_state=0, **options):
         kw = dict(options, background=background)
         if output is not None: kw["output"] = output
-        if _is_gnb(model):
-            from xai_geometry.gnb import shapley as part_c
-            prepared = getattr(part_c, "Prepared", None)
-            return prepared(model, **kw) if prepared is not None else (lambda X: gnb.explain(model, X, **kw))
-        from xai_geometry.naive_bayes import shapley as part_a
-        ready = part_a.Prepared(model, **{"output": "log_odds", **kw})
+        if _is_gnb(model):                        # part C: the background's moments (or kernel sums), once
+            from xai_geometry.gnb.shapley import Prepared
+            part, ready = gnb, Prepared(model, **kw)
+        else:                                     # part A: the tables, expectations and base, once
+            from xai_geometry.naive_bayes.shapley import Prepared
+            part, ready = naive_bayes, Prepared(model, **{"output": "log_odds", **kw})
         def call(X):
-            return naive_bayes.explain(model, X, **kw) if is_dask_collection(X) else ready(X)
+            return part.explain(model, X, **kw) if is_dask_collection(X) else ready(X)
+        call.prepared = ready                     # the part's prepared explainer, kept for repeated calls
         return call
 
 # %% ../../nbs/48b_methods.ipynb #c7841d95

@@ -10,6 +10,7 @@ import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
 from ..explanation import Explanation, check_output
+from ..explainers.pipelines import scaler_arithmetic
 from ..validation import AFFINE_STEPS, check_params, check_points, warn_deprecated
 from .lrp import LRPTerms, NETWORK_OPTIONS, Float
 from .network import Network, feature_names_from
@@ -176,28 +177,6 @@ def check_affine_step(name: str, step) -> None:
                          "and relevance cannot be carried back through it; refit it with clip=False")
     check_is_fitted(step)
 
-def _scaler_arithmetic(step):
-    """The in-place operations scikit-learn's `transform` applies to dense float rows, for the four affine scalers
-    (`StandardScaler`: x −= mean_, x /= scale_; `MinMaxScaler`: x *= scale_, x += min_; `MaxAbsScaler`: x /= scale_;
-    `RobustScaler`: x −= center_, x /= scale_, each as its options ask): the same floats as `step.transform`, without
-    its validation, which costs as much as explaining one row."""
-    name = type(step).__name__
-    if name == "StandardScaler":
-        mean = step.mean_ if step.with_mean else None; scale = step.scale_
-    elif name == "RobustScaler":
-        mean = step.center_ if step.with_centering else None; scale = step.scale_ if step.with_scaling else None
-    elif name == "MaxAbsScaler": mean, scale = None, step.scale_
-    else:                                                         # MinMaxScaler (clip=False)
-        a, b = np.asarray(step.scale_, float), np.asarray(step.min_, float)
-        def minmax(Z): Z *= a; Z += b; return Z
-        return minmax
-    m = None if mean is None else np.asarray(mean, float); sc = None if scale is None else np.asarray(scale, float)
-    def centre_scale(Z):
-        if m is not None: Z -= m
-        if sc is not None: Z /= sc
-        return Z
-    return centre_scale
-
 # %% ../../nbs/24a_explain.ipynb #c9e5a7f3
 class NeuralizedPipeline(Network):
     """A fitted scikit-learn `Pipeline` of per-feature affine scalers followed by a model that part B neuralizes.
@@ -246,11 +225,11 @@ class NeuralizedPipeline(Network):
         if hasattr(self, "feature_names_in_") and not hasattr(self.network_, "feature_names_in_"):
             self.network_.feature_names_in_ = self.feature_names_in_    # the same columns, in the same positions
         self.pools_ = getattr(self.network_, "pools_", None)
-        self._arithmetic = [_scaler_arithmetic(s) for _, s in self.scalers_]
+        self._arithmetic = [scaler_arithmetic(s) for _, s in self.scalers_]
         self.chunk_size, self.blas_threads = self.network_.chunk_size, self.network_.blas_threads
 
     def _scale(self, X: np.ndarray) -> np.ndarray:
-        """t(X) of checked points: each scaler's own arithmetic (`_scaler_arithmetic`, the operations of its
+        """t(X) of checked points: each scaler's own arithmetic (`explainers.pipelines.scaler_arithmetic`, the operations of its
         `transform` on dense rows, in its order: the same floats), without its input validation."""
         if not self.scalers_: return X
         Z = np.array(X, dtype=float)
