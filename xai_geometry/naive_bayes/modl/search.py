@@ -16,10 +16,11 @@ from .criteria import (GARBAGE_MIN_VALUES, _check_counts, _disc_partition_cost,
 from .merge import (KHIOPS_LNF_TABLE_SIZE, _greedy_merge, _khiops_greedy_merge,
                                                  _khiops_lnf_table, _partition_cost_table, _post_optimize)
 
-_all_ = ["KHIOPS_LNF_TABLE_SIZE"]  # defined with Khiops' merges, still importable from here
-
 # %% auto #0
 __all__ = ['optimal_discretization', 'greedy_discretization', 'khiops_discretization', 'modl_grouping', 'KHIOPS_LNF_TABLE_SIZE']
+
+# %% ../../../nbs/10b_modl_search.ipynb #71d5ee77
+_all_ = ["KHIOPS_LNF_TABLE_SIZE"]  # defined with Khiops' merges, still importable from here
 
 # %% ../../../nbs/10b_modl_search.ipynb #a74362dd
 def optimal_discretization(counts,  # (V, J) class counts of the distinct values, in value order
