@@ -53,27 +53,6 @@ def test_pattern_search_equals_plain_search(seed, k, ties, kind, n):
     np.testing.assert_array_equal(knn.predict(Pte), knn.classes_[np.argmax(proba, axis=1)])
 
 
-def test_unique_rows_match_numpy():
-    from xai_geometry.naive_bayes.neighbors import _unique_rows
-    rng = np.random.default_rng(0)
-    for shape, hi in [((500, 4), 3), ((300, 1), 5), ((200, 30), 2), ((100, 40), 9)]:   # the last overflows the key
-        P = rng.integers(0, hi, shape)
-        u, inv, cnt = _unique_rows(P)
-        u0, inv0, cnt0 = np.unique(P, axis=0, return_inverse=True, return_counts=True)
-        np.testing.assert_array_equal(u, u0); np.testing.assert_array_equal(inv, inv0.ravel())
-        np.testing.assert_array_equal(cnt, cnt0)
-
-
-def test_patterns_and_bookkeeping():
-    rng = np.random.default_rng(1)
-    model = random_model(rng, n_classes=3, n_features=3, max_parts=2)
-    P = random_parts(rng, model, 400); y = rng.integers(0, 3, 400)
-    knn = SupervisedKNeighborsClassifier(n_neighbors=4, model=model, prefit=True).fit(P, y)
-    assert knn.n_unique_ == len(np.unique(P, axis=0)) <= 8
-    assert knn._sizes.sum() == 400 and knn.unique_class_counts_.sum() == 400
-    np.testing.assert_array_equal(knn.train_log_proba_, model.log_proba_from_parts(P))
-
-
 class _LineKNN(SupervisedKNeighborsClassifier):
     "Patterns embedded at chosen points of a line (to build tie chains longer than the first search)."
     VALUES = np.concatenate([[0.0], 1 + 1.5e-9 * np.arange(12), 10 + np.arange(20.0)])

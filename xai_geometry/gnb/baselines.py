@@ -90,6 +90,7 @@ def bin_codes(X: np.ndarray, cuts: list[np.ndarray]) -> np.ndarray:
     "(n, d) bin index of each value, 0..len(cuts[j]) (a value equal to a cut goes to the upper bin)."
     return np.column_stack([np.searchsorted(c, X[:, j], side="right") for j, c in enumerate(cuts)])
 
+# %% ../../nbs/34_comparison_models.ipynb #2a82d021
 def discrete_conditional_mutual_information(B: np.ndarray,  # (n, d) integer codes
                                             codes: np.ndarray,  # (n,) class codes 0..K-1
                                             n_levels: np.ndarray,  # (d,) levels per feature
@@ -113,6 +114,7 @@ def discrete_conditional_mutual_information(B: np.ndarray,  # (n, d) integer cod
     np.fill_diagonal(W, 0.0)
     return np.maximum(W, 0.0)
 
+# %% ../../nbs/34_comparison_models.ipynb #97a0bed1
 class TreeAugmentedNaiveBayes(JointLogLikelihoodClassifier):
     """Tree-augmented naive Bayes (Friedman, Geiger & Goldszmidt 1997) on equal-frequency bins.
 

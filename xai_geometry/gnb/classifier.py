@@ -25,6 +25,21 @@ from .structure import GNBStructure, learn_k_structure, learn_structure
 # %% auto #0
 __all__ = ['structure_coefficients', 'GeneralizedNaiveBayes']
 
+# %% ../../nbs/32_classifier.ipynb #b73ab74c
+def _kde_logpdf_pairscale(x, data, cov, n_k):
+    "1-D kernel density with the bandwidth of the margin of a 2-D Scott estimate: h^2 = n^(-1/3) var."
+    h = np.sqrt(cov[0, 0] * n_k ** (-1.0 / 3.0))
+    u = (x[:, :1] - data[None, :, 0]) / h
+    return special.logsumexp(-0.5 * u * u, axis=1) - np.log(n_k * h) - 0.5 * np.log(2 * np.pi)
+
+def _kde_logpdf(x, data, cov, n_k):
+    "Gaussian kernel density with Scott's bandwidth matrix n^(-2/(m+4)) cov at x (b, m), data (n_k, m)."
+    m = x.shape[1]; H = cov * n_k ** (-2.0 / (m + 4))
+    L = np.linalg.cholesky(H)
+    a = np.linalg.solve(L, x.T).T; b = np.linalg.solve(L, data.T).T
+    d2 = (a * a).sum(1)[:, None] + (b * b).sum(1)[None, :] - 2 * a @ b.T
+    return special.logsumexp(-0.5 * np.maximum(d2, 0), axis=1) - np.log(n_k) - 0.5 * m * np.log(2 * np.pi) - np.log(np.diag(L)).sum()
+
 # %% ../../nbs/32_classifier.ipynb #80aa7ec8
 _CHUNK = 2048  # rows per block when evaluating densities
 
@@ -100,21 +115,6 @@ class _Densities:
             out[:, :, idx] = val
         return out
 
-def _kde_logpdf(x, data, cov, n_k):
-    "Gaussian kernel density with Scott's bandwidth matrix n^(-2/(m+4)) cov at x (b, m), data (n_k, m)."
-    m = x.shape[1]; H = cov * n_k ** (-2.0 / (m + 4))
-    L = np.linalg.cholesky(H)
-    a = np.linalg.solve(L, x.T).T; b = np.linalg.solve(L, data.T).T
-    d2 = (a * a).sum(1)[:, None] + (b * b).sum(1)[None, :] - 2 * a @ b.T
-    return special.logsumexp(-0.5 * np.maximum(d2, 0), axis=1) - np.log(n_k) - 0.5 * m * np.log(2 * np.pi) - np.log(np.diag(L)).sum()
-
-# %% ../../nbs/32_classifier.ipynb #b73ab74c
-def _kde_logpdf_pairscale(x, data, cov, n_k):
-    "1-D kernel density with the bandwidth of the margin of a 2-D Scott estimate: h^2 = n^(-1/3) var."
-    h = np.sqrt(cov[0, 0] * n_k ** (-1.0 / 3.0))
-    u = (x[:, :1] - data[None, :, 0]) / h
-    return special.logsumexp(-0.5 * u * u, axis=1) - np.log(n_k * h) - 0.5 * np.log(2 * np.pi)
-
 # %% ../../nbs/32_classifier.ipynb #bd42ce62
 def structure_coefficients(structures: list[GNBStructure]) -> tuple[list[tuple[int, ...]], np.ndarray]:
     "All feature sets used by the structures, and coefficients (n_sets, n_structures)."
@@ -130,7 +130,125 @@ def structure_coefficients(structures: list[GNBStructure]) -> tuple[list[tuple[i
     return list(index), coef
 
 # %% ../../nbs/32_classifier.ipynb #52e86041
-class GeneralizedNaiveBayes(JointLogLikelihoodClassifier):
+class _GNBParams(JointLogLikelihoodClassifier):
+    "The options of `GeneralizedNaiveBayes`: their constraints (checked at `fit`), keyword-only `__init__`."
+    _parameter_constraints: dict = {
+        "dependence": [StrOptions(set(DEPENDENCES))],
+        "k": [Interval(Integral, 3, None, closed="left")],
+        "n_edges": [Interval(Integral, 0, None, closed="left"), None],
+        "reduction": [StrOptions({"f1"}), None],
+        "isolated": [StrOptions({"naive_bayes", "drop"})],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither"), None],
+        "var_smoothing": [Interval(Real, 0, None, closed="neither")],
+        "max_abs_correlation": [Interval(Real, 0, 1, closed="neither")],
+        "n_neighbors": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+        "n_jobs": [Integral, None],
+    }
+
+    def __init__(self, *, dependence: str = "gaussian", k: int = 3, n_edges: int | None = None,
+                 reduction: str | None = None, isolated: str = "naive_bayes",
+                 validation_fraction: float | None = None, var_smoothing: float = 1e-9,
+                 max_abs_correlation: float = MAX_ABS_CORRELATION, n_neighbors: int = 4, random_state=None,
+                 n_jobs: int | None = None):
+        self.dependence, self.k, self.n_edges, self.reduction = dependence, k, n_edges, reduction
+        self.isolated, self.validation_fraction, self.var_smoothing = isolated, validation_fraction, var_smoothing
+        self.max_abs_correlation, self.n_neighbors, self.random_state = max_abs_correlation, n_neighbors, random_state
+        self.n_jobs = n_jobs
+
+    def _check_params(self):
+        "Options one by one (`_parameter_constraints`), then the one combination that is not available."
+        validate_params(self)
+        if self.k > 3 and self.dependence == "nonparametric":
+            raise ValueError(f"k = {self.k}: k >= 4 is available for dependence 'gaussian' and 'gaussian_copula' only")
+
+# %% ../../nbs/32_classifier.ipynb #26ab6c68
+class _GNBLearn(_GNBParams):
+    "Densities, edge weights and structure on given rows; the macro-F1 of nested forests (one tensor product)."
+    def _learn(self, X, codes, K, priors):
+        "Densities, weights and the full structure on (X, codes)."
+        dens = _Densities(self.dependence, self.var_smoothing, self.max_abs_correlation).fit(X, codes, K)
+        y = codes
+        if self.dependence == "nonparametric":
+            W = conditional_mutual_information(X, y, dependence="nonparametric", n_neighbors=self.n_neighbors,
+                                               random_state=self.random_state, n_jobs=self.n_jobs)
+        else:  # the same correlations the densities use
+            from xai_geometry.gnb.information import gaussian_cmi_from_correlations
+            W = gaussian_cmi_from_correlations(dens.R_, priors)
+        if self.k == 3: full = learn_structure(W)
+        else: full = learn_k_structure(dens.R_, priors, self.k, self.max_abs_correlation)
+        return dens, W, full
+
+    def _prefix_scores(self, dens, full, cand, X, codes, log_prior):
+        structs = [full.prefix(m, self.isolated) for m in cand]
+        sets, coef = structure_coefficients(structs)
+        L = dens.log_density(X, sets)  # (n, K, n_sets)
+        J = np.einsum("nks,st->ntk", L, coef) + log_prior[None, None, :]
+        pred = J.argmax(-1)  # (n, n_structures)
+        return [f1_score(codes, pred[:, t], average="macro", labels=np.unique(codes)) for t in range(len(structs))]
+
+# %% ../../nbs/32_classifier.ipynb #d0a5a954
+class _GNBFit(_GNBLearn):
+    "`fit`: the densities, the weights, the full structure and the (reduced) structure used to predict."
+    def fit(self, X, y):
+        "Learn densities, edge weights, the structure and (optionally) the reduced model. Returns self."
+        self._check_params()
+        X = check_features(self, X, reset=True)
+        y = check_target(y, len(X))
+        self.classes_, codes = np.unique(y, return_inverse=True)
+        K = len(self.classes_); counts = np.bincount(codes, minlength=K)
+        priors = counts / counts.sum()
+        self.class_prior_ = priors
+        self.background_ = background_sample(X, n_samples=100, random_state=0)   # the explainers' default background
+        dens, W, full = self._learn(X, codes, K, priors)
+        n_models = len(full.edges) if full.k == 3 else len(full.clusters)
+        self.reduction_scores_ = None
+        if self.reduction == "f1" and n_models > 0:
+            cand = list(range(0 if self.isolated == "naive_bayes" else 1, n_models + 1))
+            if self.validation_fraction:
+                from sklearn.model_selection import train_test_split
+                strat = codes if counts.min() >= 2 else None
+                itr, iva = train_test_split(np.arange(len(X)), test_size=self.validation_fraction,
+                                            random_state=self.random_state, stratify=strat)
+                missing = np.setdiff1d(np.arange(K), codes[itr])  # a class held out entirely: move one row back
+                if len(missing):
+                    back = np.array([iva[codes[iva] == c][0] for c in missing])
+                    itr, iva = np.r_[itr, back], np.setdiff1d(iva, back)
+                Kt = K; pt = np.bincount(codes[itr], minlength=K) / len(itr)
+                d_t, _, f_t = self._learn(X[itr], codes[itr], Kt, pt)
+                scores = self._prefix_scores(d_t, f_t, cand, X[iva], codes[iva], np.log(np.maximum(pt, 1e-300)))
+            else:
+                scores = self._prefix_scores(dens, full, cand, X, codes, np.log(priors))
+            self.reduction_scores_ = dict(zip(cand, scores))
+            m = cand[int(np.argmax(scores))]  # first maximum: the smallest model among ties
+            structure = full.prefix(m, self.isolated)
+        elif self.n_edges is not None:
+            structure = full.prefix(min(self.n_edges, n_models), self.isolated)
+        else:
+            structure = full
+        self.densities_, self.edge_weights_, self.full_structure_, self.structure_ = dens, W, full, structure
+        self.class_information_ = class_mutual_information(X, codes, dependence=self.dependence, n_neighbors=self.n_neighbors,
+                                                           random_state=self.random_state) \
+            if K > 1 else np.zeros(X.shape[1])
+        self.weight_ = structure.weight(W, self.class_information_) if (structure.k == 3 or structure.gains is not None) else np.nan
+        self._sets, self._coef = structure_coefficients([structure])
+        return self
+
+# %% ../../nbs/32_classifier.ipynb #634c40ca
+class _GNBPredict(_GNBFit):
+    "The joint log-likelihood log p_GNB(y_k, x) of the fitted structure (predictions from `JointLogLikelihoodClassifier`)."
+    def _joint_log_likelihood(self, X) -> np.ndarray:
+        "(n, K) log p_GNB(y_k, x)."
+        L = self.densities_.log_density(X, self._sets)
+        return L @ self._coef[:, 0] + np.log(self.class_prior_)[None, :]
+
+    def predict_joint_log_proba(self, X) -> np.ndarray:
+        "(n, K) log p_GNB(y_k, x) of the learned structure (X: the fitted columns; a DataFrame is matched by name)."
+        check_is_fitted(self)
+        return self._joint_log_likelihood(check_features(self, X, reset=False))
+
+# %% ../../nbs/32_classifier.ipynb #90f548d4
+class GeneralizedNaiveBayes(_GNBPredict):
     """Generalized naive Bayes for continuous features (naive Bayes + an optimal tree of pairwise dependencies).
 
     Parameters
@@ -176,111 +294,6 @@ class GeneralizedNaiveBayes(JointLogLikelihoodClassifier):
     (equal to scipy.spatial.cKDTree's, see `gnb.information`), I(Y; X_s) (nonparametric) to sklearn's mutual_info_classif; predict, predict_proba and
     predict_log_proba come from `xai_geometry.base.JointLogLikelihoodClassifier`.
     """
-    _parameter_constraints: dict = {
-        "dependence": [StrOptions(set(DEPENDENCES))],
-        "k": [Interval(Integral, 3, None, closed="left")],
-        "n_edges": [Interval(Integral, 0, None, closed="left"), None],
-        "reduction": [StrOptions({"f1"}), None],
-        "isolated": [StrOptions({"naive_bayes", "drop"})],
-        "validation_fraction": [Interval(Real, 0, 1, closed="neither"), None],
-        "var_smoothing": [Interval(Real, 0, None, closed="neither")],
-        "max_abs_correlation": [Interval(Real, 0, 1, closed="neither")],
-        "n_neighbors": [Interval(Integral, 1, None, closed="left")],
-        "random_state": ["random_state"],
-        "n_jobs": [Integral, None],
-    }
-
-    def __init__(self, *, dependence: str = "gaussian", k: int = 3, n_edges: int | None = None,
-                 reduction: str | None = None, isolated: str = "naive_bayes",
-                 validation_fraction: float | None = None, var_smoothing: float = 1e-9,
-                 max_abs_correlation: float = MAX_ABS_CORRELATION, n_neighbors: int = 4, random_state=None,
-                 n_jobs: int | None = None):
-        self.dependence, self.k, self.n_edges, self.reduction = dependence, k, n_edges, reduction
-        self.isolated, self.validation_fraction, self.var_smoothing = isolated, validation_fraction, var_smoothing
-        self.max_abs_correlation, self.n_neighbors, self.random_state = max_abs_correlation, n_neighbors, random_state
-        self.n_jobs = n_jobs
-
-    def _check_params(self):
-        "Options one by one (`_parameter_constraints`), then the one combination that is not available."
-        validate_params(self)
-        if self.k > 3 and self.dependence == "nonparametric":
-            raise ValueError(f"k = {self.k}: k >= 4 is available for dependence 'gaussian' and 'gaussian_copula' only")
-
-    def _learn(self, X, codes, K, priors):
-        "Densities, weights and the full structure on (X, codes)."
-        dens = _Densities(self.dependence, self.var_smoothing, self.max_abs_correlation).fit(X, codes, K)
-        y = codes
-        if self.dependence == "nonparametric":
-            W = conditional_mutual_information(X, y, dependence="nonparametric", n_neighbors=self.n_neighbors,
-                                               random_state=self.random_state, n_jobs=self.n_jobs)
-        else:  # the same correlations the densities use
-            from xai_geometry.gnb.information import gaussian_cmi_from_correlations
-            W = gaussian_cmi_from_correlations(dens.R_, priors)
-        if self.k == 3: full = learn_structure(W)
-        else: full = learn_k_structure(dens.R_, priors, self.k, self.max_abs_correlation)
-        return dens, W, full
-
-    def fit(self, X, y):
-        "Learn densities, edge weights, the structure and (optionally) the reduced model. Returns self."
-        self._check_params()
-        X = check_features(self, X, reset=True)
-        y = check_target(y, len(X))
-        self.classes_, codes = np.unique(y, return_inverse=True)
-        K = len(self.classes_); counts = np.bincount(codes, minlength=K)
-        priors = counts / counts.sum()
-        self.class_prior_ = priors
-        self.background_ = background_sample(X, n_samples=100, random_state=0)   # the explainers' default background
-        dens, W, full = self._learn(X, codes, K, priors)
-        n_models = len(full.edges) if full.k == 3 else len(full.clusters)
-        self.reduction_scores_ = None
-        if self.reduction == "f1" and n_models > 0:
-            cand = list(range(0 if self.isolated == "naive_bayes" else 1, n_models + 1))
-            if self.validation_fraction:
-                from sklearn.model_selection import train_test_split
-                strat = codes if counts.min() >= 2 else None
-                itr, iva = train_test_split(np.arange(len(X)), test_size=self.validation_fraction,
-                                            random_state=self.random_state, stratify=strat)
-                missing = np.setdiff1d(np.arange(K), codes[itr])  # a class held out entirely: move one row back
-                if len(missing):
-                    back = np.array([iva[codes[iva] == c][0] for c in missing])
-                    itr, iva = np.r_[itr, back], np.setdiff1d(iva, back)
-                Kt = K; pt = np.bincount(codes[itr], minlength=K) / len(itr)
-                d_t, _, f_t = self._learn(X[itr], codes[itr], Kt, pt)
-                scores = self._prefix_scores(d_t, f_t, cand, X[iva], codes[iva], np.log(np.maximum(pt, 1e-300)))
-            else:
-                scores = self._prefix_scores(dens, full, cand, X, codes, np.log(priors))
-            self.reduction_scores_ = dict(zip(cand, scores))
-            m = cand[int(np.argmax(scores))]  # first maximum: the smallest model among ties
-            structure = full.prefix(m, self.isolated)
-        elif self.n_edges is not None:
-            structure = full.prefix(min(self.n_edges, n_models), self.isolated)
-        else:
-            structure = full
-        self.densities_, self.edge_weights_, self.full_structure_, self.structure_ = dens, W, full, structure
-        self.class_information_ = class_mutual_information(X, codes, dependence=self.dependence, n_neighbors=self.n_neighbors,
-                                                           random_state=self.random_state) \
-            if K > 1 else np.zeros(X.shape[1])
-        self.weight_ = structure.weight(W, self.class_information_) if (structure.k == 3 or structure.gains is not None) else np.nan
-        self._sets, self._coef = structure_coefficients([structure])
-        return self
-
-    def _prefix_scores(self, dens, full, cand, X, codes, log_prior):
-        structs = [full.prefix(m, self.isolated) for m in cand]
-        sets, coef = structure_coefficients(structs)
-        L = dens.log_density(X, sets)  # (n, K, n_sets)
-        J = np.einsum("nks,st->ntk", L, coef) + log_prior[None, None, :]
-        pred = J.argmax(-1)  # (n, n_structures)
-        return [f1_score(codes, pred[:, t], average="macro", labels=np.unique(codes)) for t in range(len(structs))]
-
-    def _joint_log_likelihood(self, X) -> np.ndarray:
-        "(n, K) log p_GNB(y_k, x)."
-        L = self.densities_.log_density(X, self._sets)
-        return L @ self._coef[:, 0] + np.log(self.class_prior_)[None, :]
-
-    def predict_joint_log_proba(self, X) -> np.ndarray:
-        "(n, K) log p_GNB(y_k, x) of the learned structure (X: the fitted columns; a DataFrame is matched by name)."
-        check_is_fitted(self)
-        return self._joint_log_likelihood(check_features(self, X, reset=False))
 
     def plot_diagnostics(self, X, y, max_pairs: int = 4, names=None):
         "Correctly and wrongly classified points on the structure's first feature pairs; returns the figure."

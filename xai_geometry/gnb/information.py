@@ -42,6 +42,7 @@ def _check_X(X, name: str = "X") -> np.ndarray:
         raise ValueError(f"{name} contains NaN or infinity in column(s) {bad.tolist()[:10]}")
     return X
 
+# %% ../../nbs/30_information.ipynb #e9128e23
 def scale_exponents(X: np.ndarray) -> np.ndarray:
     "(d,) integers e with 2^e <= max |x_j| < 2^(e+1) (0 for an all-zero column): X * 2^-e lies in (-2, 2)."
     m = np.abs(X).max(0) if len(X) else np.zeros(X.shape[1])
@@ -128,7 +129,7 @@ class GaussianMargins:
         z = self.normal_scores(X)
         return -0.5 * (z ** 2 + np.log(2 * np.pi * self.var_)[None])
 
-
+# %% ../../nbs/30_information.ipynb #340cff48
 class KernelMargins:
     "Per-class kernel (Gaussian-kernel) margins on a binned grid: `bandwidth_` (K, d), grids (K, d, G)."
     def __init__(self, grid_size: int = 512, bandwidth_factor: float | None = None):
@@ -302,6 +303,7 @@ def _kth_neighbour_ranks(ra, rb, k):
         out[t] = best[k - 1]
     return out
 
+# %% ../../nbs/30_information.ipynb #d55ddcfc
 def _ksg_chunk(RT, pairs, n_neighbors, psi, base):
     "KSG values of the given (i, j) pairs of one class: RT the integer ranks, one row per feature (d, n); psi table."
     n = RT.shape[1]; out = np.empty(len(pairs))
@@ -340,7 +342,6 @@ def ksg_all_pairs(R: np.ndarray,  # (n, d) within-class integer ranks 0..n-1 (on
     W[iu, ju] = np.concatenate(vals)
     return W + W.T
 
-
 # %% ../../nbs/30_information.ipynb #354278f5
 DEPENDENCES = ("gaussian", "gaussian_copula", "nonparametric")
 
@@ -372,6 +373,7 @@ def own_class_scores(margins, X, codes) -> np.ndarray:
         Z[idx] = margins.normal_scores(X[idx], classes=[k])[:, 0]
     return Z
 
+# %% ../../nbs/30_information.ipynb #d5b9794c
 @keyword_only
 def conditional_mutual_information(X,  # (n, d) continuous features
                                    y,  # (n,) class labels
@@ -410,6 +412,7 @@ def conditional_mutual_information(X,  # (n, d) continuous features
         W += priors[k] * ksg_all_pairs(R[codes == k], n_neighbors, n_jobs, on_first_chunk=project if k == first else None)
     return W
 
+# %% ../../nbs/30_information.ipynb #edc57b3f
 @keyword_only
 def class_mutual_information(X, y, *, dependence: str = "gaussian", n_neighbors: int = 4,
                              random_state=None) -> np.ndarray:

@@ -59,19 +59,9 @@ def _search(nn: NearestNeighbors, E: np.ndarray, k: int, n_jobs: int | None):
     with threadpool_limits(limits=n_threads, user_api="openmp"):
         return nn.kneighbors(E, n_neighbors=k)
 
-class SupervisedKNeighborsClassifier(ClassifierMixin, BaseEstimator):
-    """k-NN in the ℓ1 geometry induced by a naive Bayes.
-
-    Fits `model` (default `WeightedNaiveBayes()`; any of scikit-learn's `GaussianNB`, `CategoricalNB`,
-    `BernoulliNB`, `MultinomialNB`, `ComplementNB` too) on the training rows, embeds them
-    (`geometry.embedding`, kind in {"nb", "snb", "global", "odds", "shap"}) and searches neighbours
-    with scikit-learn's `NearestNeighbors(metric="manhattan", algorithm="brute")` over the distinct
-    encoded training rows (`geometry.encode`: part indices, or the feature values of a scikit-learn model).
-    Fitted: `model_`, `classes_`, `n_features_in_`, `feature_names_in_`, `n_unique_` (distinct encoded
-    training rows), `unique_codes_` (n_unique_, M) those rows, `unique_class_counts_` (n_unique_, J) the
-    training rows of each class behind each of them, `train_pred_` and `train_log_proba_` (the model's predictions on the training rows,
-    for the diagnostics). Every option is checked at `fit` (scikit-learn's `_parameter_constraints`).
-    """
+# %% ../../nbs/14_neighbors.ipynb #c5797b64
+class _KNNParams(ClassifierMixin, BaseEstimator):
+    "The options of `SupervisedKNeighborsClassifier`: their constraints (checked at `fit`), keyword-only `__init__`, input tags."
     _parameter_constraints: dict = {
         "kind": [StrOptions(set(KINDS))],
         "n_neighbors": [Interval(Integral, 1, None, closed="left")],
@@ -102,6 +92,9 @@ class SupervisedKNeighborsClassifier(ClassifierMixin, BaseEstimator):
             tags.input_tags.positive_only = get_tags(self.model).input_tags.positive_only
         return tags
 
+# %% ../../nbs/14_neighbors.ipynb #ed730288
+class _KNNIndex(_KNNParams):
+    "`fit`: the model, the distinct encoded training rows (patterns) with their bookkeeping, and their embedding."
     def fit(self, X, y):
         "Fit the model on (X, y), embed and index the distinct encoded training rows."
         validate_params(self)
@@ -154,6 +147,9 @@ class SupervisedKNeighborsClassifier(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "model_")
         return self._embed(encode(self.model_, X))
 
+# %% ../../nbs/14_neighbors.ipynb #320c90d6
+class _KNNSearch(_KNNIndex):
+    "The neighbour search over the patterns, extended until the tie groups that matter are complete; `kneighbors`."
     def _query(self, X):
         "Distances d and tuple ids t (n, K) of the nearest distinct training tuples, and the k-th distance dk (n,)."
         check_is_fitted(self, "model_")
@@ -197,6 +193,9 @@ class SupervisedKNeighborsClassifier(ClassifierMixin, BaseEstimator):
         o = np.argsort(key, axis=1, kind="stable")[:, :k]
         return np.take_along_axis(dd, o, 1), np.take_along_axis(rr, o, 1)
 
+# %% ../../nbs/14_neighbors.ipynb #82ad30d3
+class _KNNVotes(_KNNSearch):
+    "Predictions: the class frequencies of the neighbourhood under the tie rule."
     def predict_proba(self, X) -> np.ndarray:
         "(n, J) class frequencies in the neighbourhood (k rows, or all rows tied with the k-th for ties='vote')."
         check_is_fitted(self, "model_")
@@ -214,6 +213,21 @@ class SupervisedKNeighborsClassifier(ClassifierMixin, BaseEstimator):
         "(n,) majority class of the neighbourhood (lowest class index among equal votes)."
         check_is_fitted(self, "model_")
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+# %% ../../nbs/14_neighbors.ipynb #0d0912ca
+class SupervisedKNeighborsClassifier(_KNNVotes):
+    """k-NN in the ℓ1 geometry induced by a naive Bayes.
+
+    Fits `model` (default `WeightedNaiveBayes()`; any of scikit-learn's `GaussianNB`, `CategoricalNB`,
+    `BernoulliNB`, `MultinomialNB`, `ComplementNB` too) on the training rows, embeds them
+    (`geometry.embedding`, kind in {"nb", "snb", "global", "odds", "shap"}) and searches neighbours
+    with scikit-learn's `NearestNeighbors(metric="manhattan", algorithm="brute")` over the distinct
+    encoded training rows (`geometry.encode`: part indices, or the feature values of a scikit-learn model).
+    Fitted: `model_`, `classes_`, `n_features_in_`, `feature_names_in_`, `n_unique_` (distinct encoded
+    training rows), `unique_codes_` (n_unique_, M) those rows, `unique_class_counts_` (n_unique_, J) the
+    training rows of each class behind each of them, `train_pred_` and `train_log_proba_` (the model's predictions on the training rows,
+    for the diagnostics). Every option is checked at `fit` (scikit-learn's `_parameter_constraints`).
+    """
 
     def class_distances(self, X) -> np.ndarray:
         "(n, J) the distance from each row of X to its nearest training row of each class (inf for a class without rows)."
@@ -235,7 +249,6 @@ class SupervisedKNeighborsClassifier(ClassifierMixin, BaseEstimator):
         labels = (np.einsum("nk,nkj->nj", inside.astype(float), self.unique_class_counts_[t]) > 0).sum(axis=1)
         return {"tied": float((n_rows > self.n_neighbors).mean()), "conflicting": float((labels > 1).mean()),
                 "exact_duplicate": float((d[:, 0] == 0).mean())}
-
 
 # %% ../../nbs/14_neighbors.ipynb #8250dbca
 def _fitted_knn(knn):

@@ -182,6 +182,7 @@ class _khiops_disc_pcost:
         t[0] = math.log(2.0)
         return t
 
+# %% ../../../nbs/10a_modl_criteria.ipynb #f72c8f51
 def discretization_cost(counts,  # (I, J) class counts of the intervals, in value order
                         *,
                         criterion: str = "modl2006",  # "modl2006" (eq. 1) or "khiops" (eq. 3)

@@ -116,6 +116,7 @@ def _encode_target(y):
     rank = np.empty(len(order), np.int64); rank[order] = np.arange(len(order))
     return uniq[order], rank[codes]
 
+# %% ../../../nbs/10c_modl_encoder.ipynb #7b4e9bc3
 def _fit_numeric(x, yc, J, criterion, attribute_cost):
     "x: float array (NaN = missing)."
     miss = np.isnan(x)
@@ -161,6 +162,13 @@ def _fit_numeric(x, yc, J, criterion, attribute_cost):
     if not has_miss and parts: parts[0].missing = True  # unseen missing values: first interval, as -inf
     return _Fitted("numeric", parts, tab, float(cost), float(null), bounds=bounds, offset=int(dedicated), granularity=G)
 
+def _transform_numeric(f, x):
+    x = np.asarray(x, dtype=float)
+    out = np.searchsorted(f.bounds, x, side="left") + f.offset
+    out[np.isnan(x)] = 0
+    return out.astype(np.int64)
+
+# %% ../../../nbs/10c_modl_encoder.ipynb #447dd3e1
 def _fit_categorical(x, yc, J, criterion, attribute_cost):
     codes, u = _text_codes(x)
     u = u.astype(str) if len(u) else np.array([""], dtype=str)
@@ -191,12 +199,6 @@ def _fit_categorical(x, yc, J, criterion, attribute_cost):
     return _Fitted("categorical", parts, tab, float(cost), float(null), index=pd.Index(u.astype(object)),
                    groups=memb.astype(np.int64), default=default)
 
-def _transform_numeric(f, x):
-    x = np.asarray(x, dtype=float)
-    out = np.searchsorted(f.bounds, x, side="left") + f.offset
-    out[np.isnan(x)] = 0
-    return out.astype(np.int64)
-
 def _transform_categorical(f, x):
     codes, texts = _text_codes(x)
     at = f.index.get_indexer(texts)
@@ -223,6 +225,7 @@ def _check_finite(x: np.ndarray, names, m) -> None:
         raise ValueError(f"column {_name(names, m)} holds infinite values; MODL reads numbers and missing values "
                          "(NaN), not +-inf")
 
+# %% ../../../nbs/10c_modl_encoder.ipynb #d3d7e612
 class _MODLBase(TransformerMixin, BaseEstimator):
     "Shared fit/transform of the three transformers."
 
@@ -274,7 +277,7 @@ class _MODLBase(TransformerMixin, BaseEstimator):
         tags.transformer_tags.preserves_dtype = []  # the output is int64 part indices
         return tags
 
-
+# %% ../../../nbs/10c_modl_encoder.ipynb #decb49ef
 class MODLDiscretizer(_MODLBase):
     """Supervised MODL discretization of numeric columns into interval indices (Khiops 11 or Boullé 2006 criterion).
 
@@ -296,7 +299,7 @@ class MODLDiscretizer(_MODLBase):
         X = validate_data(self, X, reset=False, ensure_all_finite=False, dtype=float)
         return self._transform_columns([X[:, m] for m in range(X.shape[1])], getattr(self, "feature_names_in_", None))
 
-
+# %% ../../../nbs/10c_modl_encoder.ipynb #92cdad14
 class MODLGrouper(_MODLBase):
     """Supervised MODL grouping of categorical columns into group indices (Khiops 11 or Boullé 2005 criterion).
 
@@ -320,7 +323,7 @@ class MODLGrouper(_MODLBase):
         X = np.asarray(validate_data(self, X, reset=False, ensure_all_finite=False, dtype=None), dtype=object)
         return self._transform_columns([X[:, m] for m in range(X.shape[1])], getattr(self, "feature_names_in_", None))
 
-
+# %% ../../../nbs/10c_modl_encoder.ipynb #851f4a10
 def _is_categorical_column(s: pd.Series) -> bool:
     return not pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s)
 

@@ -19,7 +19,7 @@ from .merge import (KHIOPS_LNF_TABLE_SIZE, _greedy_merge, _khiops_greedy_merge,
 # %% auto #0
 __all__ = ['optimal_discretization', 'greedy_discretization', 'khiops_discretization', 'modl_grouping', 'KHIOPS_LNF_TABLE_SIZE']
 
-# %% ../../../nbs/10b_modl_search.ipynb #e1a0c008
+# %% ../../../nbs/10b_modl_search.ipynb #71d5ee77
 _all_ = ["KHIOPS_LNF_TABLE_SIZE"]  # defined with Khiops' merges, still importable from here
 
 # %% ../../../nbs/10b_modl_search.ipynb #a74362dd
@@ -103,6 +103,23 @@ def _disc_granularities(freq):
         prev_n = n_cur
         if last: break
 
+# %% ../../../nbs/10b_modl_search.ipynb #a09551e3
+def _khiops_disc_partition_cost(c, ends, attribute_cost, grans=None):
+    "Lowest Khiops-criterion cost of a given interval partition (value ends) over the granularities expressing it."
+    N, J = int(c.sum()), c.shape[1]
+    freq = c.sum(1); cum = np.cumsum(freq)
+    tab = np.add.reduceat(c, np.concatenate([[0], ends[:-1] + 1]), axis=0)
+    data = float(_part_costs(tab).sum())
+    if len(ends) == 1: return _disc_partition_cost(1, N, J, criterion="khiops", n_values=N, granularity=0,
+                                                   attribute_cost=attribute_cost) + data
+    best = np.inf
+    for G, qe, VG, _ in (grans if grans is not None else _disc_granularities(freq)):
+        if np.isin(cum[ends], cum[qe]).all() and len(ends) <= VG:
+            best = min(best, _disc_partition_cost(len(ends), N, J, criterion="khiops", n_values=VG,
+                                                  granularity=G, attribute_cost=attribute_cost) + data)
+    return best
+
+# %% ../../../nbs/10b_modl_search.ipynb #21c2e761
 def khiops_discretization(counts,  # (V, J) class counts of the distinct values, in value order
                           attribute_cost: float = 0.0,  # log K
                          ) -> tuple[np.ndarray, float, int, int]:
@@ -193,6 +210,7 @@ def _move_values(tab, memb, pcost, max_moves=200):
         _, memb = np.unique(memb, return_inverse=True)
     return memb
 
+# %% ../../../nbs/10b_modl_search.ipynb #7e330a50
 def _group_partiles(freq, Q):
     """Partile of each value (values sorted by decreasing frequency), as `KWQuantileGroupBuilder::ComputeQuantiles`:
     the values among the first Q with frequency >= ceil(N/Q) stay alone, the others share one catch-all partile."""
@@ -219,6 +237,7 @@ def _group_granularities(freq):
             prev_n = n_cur
         if last: break
 
+# %% ../../../nbs/10b_modl_search.ipynb #9f63a1e8
 def modl_grouping(counts,  # (V, J) class counts of the values, sorted by decreasing frequency
                   *,
                   criterion: str = "khiops",
@@ -264,21 +283,6 @@ def modl_grouping(counts,  # (V, J) class counts of the values, sorted by decrea
     return best[1], float(best[0]), best[2]
 
 # %% ../../../nbs/10b_modl_search.ipynb #3d3e565b
-def _khiops_disc_partition_cost(c, ends, attribute_cost, grans=None):
-    "Lowest Khiops-criterion cost of a given interval partition (value ends) over the granularities expressing it."
-    N, J = int(c.sum()), c.shape[1]
-    freq = c.sum(1); cum = np.cumsum(freq)
-    tab = np.add.reduceat(c, np.concatenate([[0], ends[:-1] + 1]), axis=0)
-    data = float(_part_costs(tab).sum())
-    if len(ends) == 1: return _disc_partition_cost(1, N, J, criterion="khiops", n_values=N, granularity=0,
-                                                   attribute_cost=attribute_cost) + data
-    best = np.inf
-    for G, qe, VG, _ in (grans if grans is not None else _disc_granularities(freq)):
-        if np.isin(cum[ends], cum[qe]).all() and len(ends) <= VG:
-            best = min(best, _disc_partition_cost(len(ends), N, J, criterion="khiops", n_values=VG,
-                                                  granularity=G, attribute_cost=attribute_cost) + data)
-    return best
-
 def _khiops_group_partition_cost(c, memb, attribute_cost):
     """Khiops-criterion cost of a given grouping (group per value, values by decreasing frequency): the lowest over
     the explored granularities that express it, each coded with its own V_G and relabelled, as Khiops does, with
