@@ -144,8 +144,10 @@ class _Space:
                 try: A = A.astype(float)
                 except (TypeError, ValueError): pass
         check_features(pipe, A, reset=False, numeric=False, allow_nan=True, name=name)   # columns by name, no infinity
-        try: W = self.columns.transform(A)
-        except (ValueError, TypeError) as e: raise type(e)(f"{name}: the pipeline's steps refuse these rows: {e}") from None
+        try: W = self.columns.transform(A, name)          # NaN reaching the model is named by its raw column there
+        except (ValueError, TypeError) as e:
+            if str(e).startswith(f"{name} "): raise
+            raise type(e)(f"{name}: the pipeline's steps refuse these rows: {e}") from None
         W = np.asarray(W, float)
         bad = ~np.isfinite(W).all(axis=0)
         if bad.any():

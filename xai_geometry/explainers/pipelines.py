@@ -106,7 +106,7 @@ class RawColumns:
     def __init__(self, pipeline, *, strict: bool = True):
         from sklearn.pipeline import Pipeline
         if not isinstance(pipeline, Pipeline): raise TypeError(f"model must be a fitted sklearn Pipeline, got {type(pipeline).__name__}")
-        if len(pipeline.steps) < 2: raise ValueError("the pipeline has no step before its model")
+        if not pipeline.steps: raise ValueError("the pipeline has no step")
         self.pipeline, self.final = pipeline, pipeline.steps[-1][1]
         if _passthrough(self.final): raise ValueError("the pipeline's final step is 'passthrough': it needs a model to explain")
         self.steps = [(n, s) for n, s in pipeline.steps[:-1] if not _is_passthrough(s)]
@@ -130,14 +130,26 @@ class RawColumns:
         ops = [scaler_arithmetic(s) for _, s in self.steps]
         self._arithmetic = ops if all(op is not None for op in ops) else None
         self.affine = self._arithmetic is not None          # scalers only: one column each, affine
+        self._named = pipeline if hasattr(pipeline, "n_features_in_") else self   # what messages name: the Pipeline
 
     def check(self, X, name: str = "X"):
         "Raw rows checked against the pipeline's columns (matched by name; rows, shape), as the pipeline takes them."
-        R = check_features(self, X, reset=False, numeric=False, allow_nan=True, name=name)
+        R = check_features(self._named, X, reset=False, numeric=False, allow_nan=True, name=name)
         if not isinstance(X, pd.DataFrame) and not hasattr(self, "feature_names_in_"):
             numeric = all(pd.api.types.is_numeric_dtype(t) for t in R.infer_objects().dtypes)
             R = np.ascontiguousarray(R.to_numpy(dtype=float) if numeric else R.to_numpy())   # C order: the floats of the steps' own transform
         return R
+
+    def through(self, X, name: str = "X"):
+        """Raw rows X, checked as the pipeline takes them (matched by name), through the steps in the steps' own output
+        types (no conversion to float: a naive Bayes at the end may read ordinal codes or categories), named as the
+        final estimator's columns when it has names. Part A's naive Bayes reads its rows through this."""
+        R = check_features(self._named, X, reset=False, numeric=False, allow_nan=True, name=name)
+        Z = R if hasattr(self, "feature_names_in_") else R.to_numpy()
+        for _, s in self.steps: Z = s.transform(Z)
+        names = getattr(self.final, "feature_names_in_", None)
+        if names is not None and not isinstance(Z, pd.DataFrame): Z = pd.DataFrame(np.asarray(Z), columns=list(names))
+        return Z
 
     def transform(self, X, name: str = "X"):
         "The final estimator's input for raw rows X (checked first), dense float, named if the model has names."
@@ -148,7 +160,7 @@ class RawColumns:
         numeric = (isinstance(X, np.ndarray) and X.dtype.kind in "fiub") or (
             isinstance(X, pd.DataFrame) and all(pd.api.types.is_numeric_dtype(t) and not isinstance(t, pd.CategoricalDtype) for t in X.dtypes))
         if self._arithmetic is not None and numeric:      # scalers only: their arithmetic on the checked float rows
-            R = check_features(self, X, reset=False, allow_nan=True, name=name)
+            R = check_features(self._named, X, reset=False, allow_nan=True, name=name)
             Z = np.array(R, dtype=float)                  # (its memory order kept: the floats of part B's own path)
             for f in self._arithmetic: Z = f(Z)
         else:

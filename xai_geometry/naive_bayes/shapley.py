@@ -14,6 +14,7 @@ from scipy.sparse import issparse
 from sklearn.exceptions import NotFittedError
 
 from ..explanation import Explanation, _label, check_output, class_explanation, output_text
+from ..explainers.pipelines import RawColumns
 from .classifier import WeightedNaiveBayes, gather_tables
 from .sklearn_models import COMPLEMENTS, OUTPUTS, _AdditiveView, check_naive_bayes
 from ..validation import PER_FEATURE_STEPS, StrOptions, check_features, check_params, pipeline_parts
@@ -181,28 +182,22 @@ def _dense(model, R):
 
 
 def _pipeline_steps(model):
-    "The per-feature steps of a pipeline and the view of its final naive Bayes (each checked once, errors naming them)."
-    steps, final = pipeline_parts(model, PER_FEATURE_STEPS, why=_WHY)
-    return steps, final, naive_bayes_view(final)
+    """The pipeline's raw columns (the package's one pipeline adapter, `explainers.pipelines.RawColumns`), its final
+    naive Bayes and the view of it; each step checked once to be per-feature (`pipeline_parts`), errors naming it."""
+    _, final = pipeline_parts(model, PER_FEATURE_STEPS, why=_WHY)
+    return RawColumns(model), final, naive_bayes_view(final)
 
 
-def _through(model, steps, final, R, name: str):
-    "Rows R (raw, matched to the pipeline's columns by name) as the final naive Bayes sees them; None stays None."
-    if R is None: return None
-    R = _dense(model, R)
-    A = check_features(model, R, reset=False, numeric=False, allow_nan=True, name=name)   # matched by name
-    Z = A if hasattr(model, "feature_names_in_") else A.to_numpy()
-    for s in steps: Z = s.transform(Z)
-    names = getattr(final, "feature_names_in_", None)
-    if names is not None and not isinstance(Z, pd.DataFrame): Z = pd.DataFrame(np.asarray(Z), columns=list(names))
-    return Z
+def _through(model, columns, R, name: str):
+    "Rows R (raw, matched to the pipeline's columns by name) as the final naive Bayes sees them (`RawColumns.through`); None stays None."
+    return None if R is None else columns.through(_dense(model, R), name)
 
 
 def _resolve(model, X, background):
     "The view of the naive Bayes a model ends in (built once), and X and the background as it sees them."
     if not _is_pipeline(model): return naive_bayes_view(model), X, background
-    steps, final, view = _pipeline_steps(model)
-    return view, _through(model, steps, final, X, "X"), _through(model, steps, final, background, "background")
+    columns, final, view = _pipeline_steps(model)
+    return view, _through(model, columns, X, "X"), _through(model, columns, background, "background")
 
 # %% ../../nbs/12_shapley.ipynb #14809d73
 def log_odds_contributions(model, X, *, complement: str = "pooled") -> np.ndarray:
@@ -374,8 +369,8 @@ class Prepared(_GaussianServing):
         self.pipeline = _is_pipeline(model)
         B = _dense(model, background)
         if self.pipeline:
-            self.steps, final, view = _pipeline_steps(model)
-            Bt = _through(model, self.steps, final, B, "background")
+            self.columns, final, view = _pipeline_steps(model)
+            Bt = _through(model, self.columns, B, "background")
         else: final, view, Bt = model, naive_bayes_view(model), B
         self.final, self.view = final, view
         self.terms, const = view.terms(self.output, complement)
@@ -396,7 +391,7 @@ class Prepared(_GaussianServing):
             e = self._gaussian_log_odds(X)
             if e is not None: return e
         X = _dense(self.model, X)
-        Xt = _through(self.model, self.steps, self.final, X, "X") if self.pipeline else X
+        Xt = _through(self.model, self.columns, X, "X") if self.pipeline else X
         values = self.view.evaluate(self.terms, self.view.check(Xt)) - self.expected
         _check_precision(values, self.base, self.names, self.final)
         return class_explanation(values, self.base, self.final.classes_, output=self.text, data=_raw_rows(self.model, X, self.names),
