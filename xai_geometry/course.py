@@ -15,9 +15,10 @@ from pathlib import Path
 import numpy as np
 
 # %% auto #0
-__all__ = ['UNITS', 'GRADED_UNITS', 'PROBLEM_SETS', 'RUBRIC', 'TUTORIALS', 'BEGIN', 'END', 'STUB', 'GRADED', 'README', 'Unit',
-           'matches', 'strip_solutions', 'exercises', 'teacher_version', 'student_version', 'slide_version',
-           'slides_html', 'link_out', 'build_course']
+__all__ = ['UNITS', 'GRADED_UNITS', 'PROBLEM_SETS', 'RUBRIC', 'TUTORIALS', 'BEGIN', 'END', 'HIDDEN_BEGIN', 'HIDDEN_END', 'STUB',
+           'TEXT_STUB', 'GRADED', 'WRITTEN', 'TEACHER_NOTE', 'README', 'Unit', 'matches', 'well_formed',
+           'strip_solutions', 'strip_hidden_tests', 'exercises', 'written_answers', 'teacher_version',
+           'student_version', 'public_version', 'slide_version', 'slides_html', 'link_out', 'build_course']
 
 # %% ../nbs/54_course.ipynb #2b139b1b
 @dataclass(frozen=True)
@@ -89,8 +90,8 @@ TUTORIALS = ("45_tutorial_part_a", "46_tutorial_part_b", "47_tutorial_part_c", "
 # %% ../nbs/54_course.ipynb #874ae4c1
 def matches(answer, expected, *, rtol: float = 1e-6, atol: float = 1e-9) -> bool:
     """Whether a student's `answer` is `expected`: numbers and arrays to a tolerance (same shape), anything else by
-    equality. Never raises: an answer of the wrong kind (or `None`, not answered yet) is wrong, so that a check reads
-    `assert matches(answer, expected), "hint"` and fails with its hint."""
+    equality. Never raises: an answer of the wrong kind (or `None`, not answered yet) is wrong, so that a hidden test reads
+    `assert matches(answer, expected), "direction"` and fails with its message."""
     if answer is None: return False
     try:
         if isinstance(expected, (str, bool, set, frozenset, tuple, dict)) or isinstance(answer, (str, set, frozenset, dict)):
@@ -100,10 +101,43 @@ def matches(answer, expected, *, rtol: float = 1e-6, atol: float = 1e-9) -> bool
     except (TypeError, ValueError):
         return False
 
+# %% ../nbs/54_course.ipynb #d667ea93
+def _same_choice(answer, a) -> bool:
+    "Whether `answer` is the choice `a`: the same text, or the same number (not a bool, not text)."
+    if isinstance(a, str) or isinstance(answer, str): return isinstance(a, str) and isinstance(answer, str) and answer == a
+    if isinstance(answer, bool) or isinstance(a, bool) or np.ndim(answer) != 0: return False
+    return float(answer) == float(a)
+
+def well_formed(answer, *, kind: str = "number", shape: tuple | None = None, size: int | None = None,
+                among=None, within: tuple | None = None) -> bool:
+    """Whether `answer` has the form an exercise asks for, never whether it is right: `kind` one of "number" (a
+    finite real), "integer", "array" (finite reals, of `shape` if given; a
+    `shape` makes any kind of number an array), "set" (of `size` items, each `among` the
+    allowed ones if given), "choice" (one of `among`), "callable"; `within=(lo, hi)` bounds every number. The visible
+    check of an exercise asserts this (and perhaps a property), its hidden test the value. Never raises."""
+    if answer is None: return False
+    try:
+        if kind == "callable": return callable(answer)
+        if kind == "choice": return any(_same_choice(answer, a) for a in among)
+        if kind == "set":
+            return (isinstance(answer, (set, frozenset)) and (size is None or len(answer) == size)
+                    and (among is None or all(a in among for a in answer)))
+        if isinstance(answer, (str, bytes, dict, set, frozenset)) or callable(answer): return False
+        a = np.asarray(answer, dtype=float)
+        if kind in ("number", "integer") and shape is None and a.shape != (): return False
+        if kind == "integer" and not (isinstance(answer, (int, np.integer)) and not isinstance(answer, bool)): return False
+        if shape is not None and a.shape != tuple(shape): return False
+        if not np.all(np.isfinite(a)): return False
+        return within is None or bool(np.all((a >= within[0]) & (a <= within[1])))
+    except (TypeError, ValueError):
+        return False
+
 # %% ../nbs/54_course.ipynb #d24ee953
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
-STUB = "# YOUR CODE HERE"
+HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
+STUB, TEXT_STUB = "# YOUR CODE HERE", "YOUR ANSWER HERE"   # nbgrader's stubs (its code stub without the `raise`)
 GRADED = re.compile(r"^#\s*graded:\s*(?P<id>[A-Za-z_][\w-]*)\s*\((?P<points>\d+(?:\.\d+)?)\s*points?\)", re.M)
+WRITTEN = re.compile(r"^\*\*Your answer\*\*\s*\(graded by hand:\s*(?P<id>[A-Za-z_][\w-]*),\s*(?P<points>\d+(?:\.\d+)?)\s*points?\)", re.M)
 
 def _src(cell) -> str:
     s = cell.get("source", "")
@@ -118,23 +152,37 @@ def _normalized(nb: dict) -> dict:
 def _is_solution(cell) -> bool: return BEGIN in _src(cell)
 
 def _graded(cell):
-    "The (grade_id, points) of a graded check cell, or None."
+    "The (grade_id, points) of a graded check cell (code, graded by its run), or None."
     m = GRADED.search(_src(cell)) if cell["cell_type"] == "code" else None
     return (m["id"], float(m["points"])) if m else None
 
-def strip_solutions(src: str) -> str:
-    "`src` with every `### BEGIN SOLUTION` ... `### END SOLUTION` region replaced by `# YOUR CODE HERE` (same indent)."
+def _written(cell):
+    "The (grade_id, points) of a written answer (a markdown cell graded by hand), or None."
+    m = WRITTEN.search(_src(cell)) if cell["cell_type"] == "markdown" else None
+    return (m["id"], float(m["points"])) if m else None
+
+def _strip(src: str, begin: str, end: str, stub: str | None) -> str:
+    "`src` without its `begin` ... `end` regions (markers included), each replaced by `stub` at the marker's indent."
     out, inside = [], False
     for line in src.splitlines():
-        if line.strip() == BEGIN:
-            if inside: raise ValueError(f"nested {BEGIN!r}")
-            inside = True; out.append(line[:len(line) - len(line.lstrip())] + STUB)
-        elif line.strip() == END:
-            if not inside: raise ValueError(f"{END!r} without {BEGIN!r}")
+        if line.strip() == begin:
+            if inside: raise ValueError(f"nested {begin!r}")
+            inside = True
+            if stub is not None: out.append(line[:len(line) - len(line.lstrip())] + stub)
+        elif line.strip() == end:
+            if not inside: raise ValueError(f"{end!r} without {begin!r}")
             inside = False
         elif not inside: out.append(line)
-    if inside: raise ValueError(f"{BEGIN!r} without {END!r}")
+    if inside: raise ValueError(f"{begin!r} without {end!r}")
     return "\n".join(out)
+
+def strip_solutions(src: str, stub: str = STUB) -> str:
+    "`src` with every `### BEGIN SOLUTION` ... `### END SOLUTION` region replaced by `stub` (same indent)."
+    return _strip(src, BEGIN, END, stub)
+
+def strip_hidden_tests(src: str) -> str:
+    "`src` without its `### BEGIN HIDDEN TESTS` ... `### END HIDDEN TESTS` regions (nbgrader restores them to grade)."
+    return _strip(src, HIDDEN_BEGIN, HIDDEN_END, None)
 
 def _hints(src: str) -> list[str]:
     "The messages of the `assert` statements of a cell (the hints a failing check shows)."
@@ -144,32 +192,42 @@ def _hints(src: str) -> list[str]:
             if isinstance(n, ast.Assert) and isinstance(n.msg, ast.Constant) and isinstance(n.msg.value, str)]
 
 def exercises(nb: dict) -> list[dict]:
-    "The graded checks of a notebook: grade_id, points, cell index and the hints of their assertions."
+    """The auto-graded checks of a notebook: grade_id, points, cell index, the hints of their visible assertions
+    and whether they hold hidden tests."""
     out = []
     for i, c in enumerate(nb["cells"]):
         g = _graded(c)
-        if g: out.append({"grade_id": g[0], "points": g[1], "cell": i,
-                          "hints": _hints(_src(c))})
-    ids = [e["grade_id"] for e in out]
-    if len(set(ids)) != len(ids): raise ValueError(f"grade_id repeated in a notebook: {sorted(i for i in ids if ids.count(i) > 1)}")
+        if g: out.append({"grade_id": g[0], "points": g[1], "cell": i, "hints": _hints(strip_hidden_tests(_src(c))),
+                          "hidden": HIDDEN_BEGIN in _src(c)})
+    _unique(out + written_answers(nb))
     return out
+
+def written_answers(nb: dict) -> list[dict]:
+    "The written answers of a notebook, graded by hand: grade_id, points, cell index."
+    return [{"grade_id": g[0], "points": g[1], "cell": i} for i, c in enumerate(nb["cells"]) if (g := _written(c))]
+
+def _unique(items: list[dict]) -> None:
+    ids = [e["grade_id"] for e in items]
+    if len(set(ids)) != len(ids): raise ValueError(f"grade_id repeated in a notebook: {sorted(i for i in ids if ids.count(i) > 1)}")
 
 # %% ../nbs/54_course.ipynb #ac215da7
 def _nbgrader(cell, answer_id: str) -> None:
-    "nbgrader's metadata (schema 3) on a solution cell (named `answer_id`) or a graded check cell; other cells are left alone."
-    g = _graded(cell)
+    """nbgrader's metadata (schema 3) on a solution cell (named `answer_id`), a graded check cell or a written answer
+    (a solution graded by hand); other cells are left alone."""
+    g, w = _graded(cell), _written(cell)
     if g: meta = {"grade": True, "grade_id": g[0], "points": g[1], "solution": False, "locked": True}
+    elif w: meta = {"grade": True, "grade_id": w[0], "points": w[1], "solution": True, "locked": False}
     elif _is_solution(cell): meta = {"grade": False, "grade_id": answer_id, "solution": True, "locked": False}
     else: return
     cell.setdefault("metadata", {})["nbgrader"] = {**meta, "schema_version": 3, "task": False}
 
 def teacher_version(nb: dict) -> dict:
-    """The notebook with its solutions and saved outputs, nbgrader's metadata on its answer and check cells (an answer
-    cell is named after the check that follows it: `ID_answer`, then `ID_answer_2`, ...)."""
+    """The notebook with its solutions, hidden tests and saved outputs, nbgrader's metadata on its answer and check
+    cells (an answer cell is named after the check that follows it: `ID_answer`, then `ID_answer_2`, ...)."""
     nb, seen = _normalized(nb), {}
     for i, c in enumerate(nb["cells"]):
         name = ""
-        if _is_solution(c) and not _graded(c):
+        if _is_solution(c) and not _graded(c) and not _written(c):
             nxt = next((g[0] for d in nb["cells"][i:] if (g := _graded(d))), "answer")
             seen[nxt] = seen.get(nxt, 0) + 1
             name = f"{nxt}_answer" + (f"_{seen[nxt]}" if seen[nxt] > 1 else "")
@@ -177,15 +235,36 @@ def teacher_version(nb: dict) -> dict:
     return nb
 
 def student_version(nb: dict) -> dict:
-    """The notebook without solutions or outputs: each solution region becomes `# YOUR CODE HERE`, so the names the
-    cell sets before it stay set (to `None`) and only the graded checks fail, with their hints."""
+    """The notebook without solutions, hidden tests or outputs: each solution region becomes `# YOUR CODE HERE`
+    (`YOUR ANSWER HERE` in a written answer), so the names the cell sets before it stay set (to `None`) and only the
+    graded checks fail, with their hints; a check keeps its visible part (the answer's form)."""
     nb = teacher_version(nb)
     for c in nb["cells"]:
-        if _is_solution(c): c["source"] = strip_solutions(_src(c))
+        if _is_solution(c): c["source"] = strip_solutions(_src(c), TEXT_STUB if c["cell_type"] == "markdown" else STUB)
+        if _graded(c): c["source"] = strip_hidden_tests(_src(c))
         if c["cell_type"] == "code": c["outputs"], c["execution_count"] = [], None
-    left = [i for i, c in enumerate(nb["cells"]) if BEGIN in _src(c) or END in _src(c)]
-    if left: raise ValueError(f"solution markers left in cells {left}")
+    left = [i for i, c in enumerate(nb["cells"]) if any(m in _src(c) for m in (BEGIN, END, HIDDEN_BEGIN, HIDDEN_END))]
+    if left: raise ValueError(f"solution or hidden-test markers left in cells {left}")
     return nb
+
+TEACHER_NOTE = ("*The teacher's version of this exercise (its solution and its hidden tests) is not published: "
+                "`xai-geometry course --out DIR` writes it to `DIR/teacher/`, from a clone of the repository.*")
+
+def public_version(nb: dict) -> dict:
+    """The notebook as the documentation site shows it: each exercise as the student sees it (solutions and hidden
+    tests removed, the outputs of the answer and check cells cleared) followed by a note saying where the teacher's
+    version is; every other cell keeps its saved outputs. For a notebook without exercises, a copy of it."""
+    nb = _normalized(nb)
+    if not any(_is_solution(c) or _graded(c) for c in nb["cells"]): return nb
+    student = student_version(nb)
+    cells = []
+    for c, s in zip(nb["cells"], student["cells"]):
+        if _is_solution(c) or _graded(c):
+            c = {**c, "source": s["source"]}
+            if c["cell_type"] == "code": c["outputs"], c["execution_count"] = [], None
+        cells.append(c)
+        if _graded(c) or _written(c): cells.append({"cell_type": "markdown", "metadata": {}, "source": TEACHER_NOTE})
+    return {**nb, "cells": cells}
 
 # %% ../nbs/54_course.ipynb #e15afaab
 _QUIET = re.compile(r"^(#\|\s*(default_exp|export|exporti|exports|hide)\b|from __future__ )")
@@ -203,7 +282,8 @@ def slide_version(nb: dict) -> dict:
     for c in nb["cells"]:
         src = _src(c).lstrip()
         if c["cell_type"] == "markdown":
-            if src.startswith(("# ", "## ")): kind, code_on_slide = "slide", False
+            if _is_solution(c): kind = "skip"                                  # a written answer's model answer
+            elif src.startswith(("# ", "## ")): kind, code_on_slide = "slide", False
             elif src.startswith("### ") or code_on_slide: kind, code_on_slide = "subslide", False
             else: kind = "-"
         elif c["cell_type"] == "code":
