@@ -15,9 +15,10 @@ from pathlib import Path
 import numpy as np
 
 # %% auto #0
-__all__ = ['UNITS', 'GRADED_UNITS', 'PROBLEM_SETS', 'RUBRIC', 'TUTORIALS', 'BEGIN', 'END', 'HIDDEN_BEGIN', 'HIDDEN_END', 'STUB',
-           'TEXT_STUB', 'GRADED', 'WRITTEN', 'TEACHER_NOTE', 'README', 'Unit', 'matches', 'well_formed',
-           'strip_solutions', 'strip_hidden_tests', 'exercises', 'written_answers', 'teacher_version',
+__all__ = ['UNITS', 'GRADED_UNITS', 'PROBLEM_SETS', 'RUBRIC', 'TUTORIALS', 'MARK', 'BEGIN', 'END', 'HIDDEN_BEGIN', 'HIDDEN_END',
+           'STUB', 'TEXT_STUB', 'GRADED', 'MARK_BEGIN', 'MARK_END', 'TASK', 'WRITTEN', 'TEACHER_NOTE',
+           'PROSE_PER_SLIDE', 'README', 'Unit', 'course_mark', 'matches', 'well_formed', 'strip_solutions',
+           'strip_hidden_tests', 'strip_mark_scheme', 'exercises', 'written_answers', 'teacher_version',
            'student_version', 'public_version', 'slide_version', 'slides_html', 'link_out', 'build_course']
 
 # %% ../nbs/54_course.ipynb #2b139b1b
@@ -30,6 +31,7 @@ class Unit:
     notebooks: tuple[str, ...]         # stems of nbs/ notebooks, in reading order
     prerequisites: tuple[str, ...]     # titles of earlier units, or skills
     objectives: tuple[str, ...]        # what a student can do after the unit
+    in_class: float = 0.0              # of `hours`, the time in class (the rest: reading, exercises, the project)
 
 UNITS: tuple[Unit, ...] = (
     Unit("Foundations: Shapley values from coalitions", 1, 3,
@@ -37,44 +39,44 @@ UNITS: tuple[Unit, ...] = (
          ("probability (expectations, conditional distributions)", "Python and numpy"),
          ("state the game, the Shapley formula and its four axioms", "compute Shapley values by enumerating coalitions",
           "tell the interventional from the observational value function and show when they differ",
-          "derive the closed form of a naive Bayes's Shapley values")),
-    Unit("Tutorial A: a naive Bayes as a geometry", 1, 1, ("45_tutorial_part_a",),
+          "derive the closed form of a naive Bayes's Shapley values"), in_class=1.5),
+    Unit("Tutorial A: a naive Bayes as a geometry", 1, 1.5, ("45_tutorial_part_a",),
          ("Foundations: Shapley values from coalitions",),
-         ("read a MODL grid, a weighted naive Bayes and its Shapley plane", "compute one Shapley value by hand")),
-    Unit("Part A: weighted naive Bayes and Shapley geometry", 1, 5,
+         ("read a MODL grid, a weighted naive Bayes and its Shapley plane", "compute one Shapley value by hand"), in_class=1.0),
+    Unit("Part A: weighted naive Bayes and Shapley geometry", 1, 14,
          ("A_naive_bayes", "11_naive_bayes", "12_shapley", "13_geometry", "19_log_odds_experiments", "57_problem_set_a"),
          ("Tutorial A: a naive Bayes as a geometry",),
          ("explain a weighted naive Bayes with its analytic Shapley values", "use the supervised distances they induce",
-          "check a paper's claim against its reproduction", "explain a model of a new data set (problem set A)")),
+          "check a paper's claim against its reproduction", "explain a model of a new data set (problem set A)"), in_class=4.0),
     Unit("Foundations: relevance propagation", 2, 3, ("51_foundations_lrp",),
          ("linear algebra (matrix products)", "derivatives of a composite function"),
          ("propagate relevance through a ReLU network with the rules LRP-0, LRP-ε and LRP-γ",
-          "check conservation layer by layer", "show where gradient × input fails (saturation)")),
+          "check conservation layer by layer", "show where gradient × input fails (saturation)"), in_class=1.5),
     Unit("Foundations: evaluating explanations", 2, 2, ("52_foundations_evaluation",),
          ("Foundations: relevance propagation",),
          ("run a feature-flipping experiment with in-painting and read its AUFC",
-          "say what a flipping curve cannot tell (magnitudes, ties, the in-painter)")),
-    Unit("Tutorial B: a network for every model", 2, 1, ("46_tutorial_part_b",),
+          "say what a flipping curve cannot tell (magnitudes, ties, the in-painter)"), in_class=1.0),
+    Unit("Tutorial B: a network for every model", 2, 1.5, ("46_tutorial_part_b",),
          ("Foundations: relevance propagation", "Foundations: evaluating explanations"),
-         ("neuralize an SVM and a k-NN and explain them with LRP",)),
-    Unit("Part B: neuralized models and LRP", 2, 4,
+         ("neuralize an SVM and a k-NN and explain them with LRP",), in_class=1.0),
+    Unit("Part B: neuralized models and LRP", 2, 14,
          ("B_neuralized", "20_lrp", "21_svm", "22_knn", "26_flipping", "27_experiments", "58_problem_set_b"),
          ("Tutorial B: a network for every model",),
          ("derive the networks of an SVM, a k-NN and a kernel regression", "reproduce and criticise a flipping benchmark",
-          "compare two explainers by feature flipping (problem set B)")),
+          "compare two explainers by feature flipping (problem set B)"), in_class=4.0),
     Unit("Foundations: dependencies between features", 3, 2, ("53_foundations_dependence",),
          ("Foundations: Shapley values from coalitions",),
          ("show how naive Bayes double-counts dependent evidence", "estimate conditional mutual information",
-          "learn a maximum-weight tree of dependencies and measure what it buys")),
+          "learn a maximum-weight tree of dependencies and measure what it buys"), in_class=1.0),
     Unit("Tutorials C and one geometry", 3, 2, ("47_tutorial_part_c", "47a_tutorial_one_geometry"),
          ("Foundations: dependencies between features",),
-         ("read a generalized naive Bayes's tree and its explanations", "compare the three parts' geometries")),
-    Unit("Part C: generalized naive Bayes, and choosing an explainer", 3, 5,
+         ("read a generalized naive Bayes's tree and its explanations", "compare the three parts' geometries"), in_class=1.5),
+    Unit("Part C: generalized naive Bayes, and choosing an explainer", 3, 16,
          ("C_gnb", "30_information", "31_structure", "32_classifier", "39_gnb_experiments", "48_which_explainer",
           "49_results_and_proofs", "59_problem_set_c"),
          ("Tutorials C and one geometry",),
          ("fit a generalized naive Bayes and explain it", "choose an explainer for a model and defend the choice",
-          "weigh what a tree of dependencies buys on a new data set (problem set C)")),
+          "weigh what a tree of dependencies buys on a new data set (problem set C)"), in_class=4.0),
 )
 
 GRADED_UNITS = tuple(nb for u in UNITS for nb in u.notebooks if nb.startswith("5"))   # student and teacher versions
@@ -86,6 +88,19 @@ RUBRIC = {"the method is right (the model, the explanation, the protocol)": 30,
           "the discussion: what the explanation shows, and what it cannot show": 20,
           "the notebook runs top to bottom in a fresh kernel, writes no file, is deterministic": 10}   # a project, 100 points
 TUTORIALS = ("45_tutorial_part_a", "46_tutorial_part_b", "47_tutorial_part_c", "47a_tutorial_one_geometry")
+MARK = {"exercises": 50, "project": 50}   # a problem set's mark out of 100: the week's exercises, the project
+
+def course_mark(weeks: dict[str, tuple[float, float, float]]) -> float:
+    """The course's mark out of 100: the mean over the three weeks of each problem set's mark, which is `MARK`'s
+    share of the week's exercise points scored (auto-graded and written, `(scored, possible, project)`) plus its share
+    of the project's rubric points (out of 100)."""
+    if set(weeks) != {"week1", "week2", "week3"}: raise ValueError(f"weeks: need week1, week2 and week3, got {sorted(weeks)}")
+    marks = []
+    for week, (scored, possible, project) in weeks.items():
+        if not (0 <= scored <= possible and possible > 0 and 0 <= project <= 100):
+            raise ValueError(f"weeks[{week!r}]: need 0 <= scored <= possible, possible > 0 and 0 <= project <= 100")
+        marks.append(MARK["exercises"] * scored / possible + MARK["project"] * project / 100)
+    return float(np.mean(marks))
 
 # %% ../nbs/54_course.ipynb #874ae4c1
 def matches(answer, expected, *, rtol: float = 1e-6, atol: float = 1e-9) -> bool:
@@ -137,6 +152,8 @@ BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 STUB, TEXT_STUB = "# YOUR CODE HERE", "YOUR ANSWER HERE"   # nbgrader's stubs (its code stub without the `raise`)
 GRADED = re.compile(r"^#\s*graded:\s*(?P<id>[A-Za-z_][\w-]*)\s*\((?P<points>\d+(?:\.\d+)?)\s*points?\)", re.M)
+MARK_BEGIN, MARK_END = "=== BEGIN MARK SCHEME ===", "=== END MARK SCHEME ==="   # a project's model answer
+TASK = re.compile(r"^\*\*Grading of the project\*\*\s*\(graded by hand with the rubric:\s*(?P<id>[A-Za-z_][\w-]*),\s*(?P<points>\d+(?:\.\d+)?)\s*points?\)", re.M)
 WRITTEN = re.compile(r"^\*\*Your answer\*\*\s*\(graded by hand:\s*(?P<id>[A-Za-z_][\w-]*),\s*(?P<points>\d+(?:\.\d+)?)\s*points?\)", re.M)
 
 def _src(cell) -> str:
@@ -159,6 +176,11 @@ def _graded(cell):
 def _written(cell):
     "The (grade_id, points) of a written answer (a markdown cell graded by hand), or None."
     m = WRITTEN.search(_src(cell)) if cell["cell_type"] == "markdown" else None
+    return (m["id"], float(m["points"])) if m else None
+
+def _task(cell):
+    "The (grade_id, points) of a project's grading cell (markdown, its model answer in a mark scheme), or None."
+    m = TASK.search(_src(cell)) if cell["cell_type"] == "markdown" else None
     return (m["id"], float(m["points"])) if m else None
 
 def _strip(src: str, begin: str, end: str, stub: str | None) -> str:
@@ -184,6 +206,10 @@ def strip_hidden_tests(src: str) -> str:
     "`src` without its `### BEGIN HIDDEN TESTS` ... `### END HIDDEN TESTS` regions (nbgrader restores them to grade)."
     return _strip(src, HIDDEN_BEGIN, HIDDEN_END, None)
 
+def strip_mark_scheme(src: str) -> str:
+    "`src` without its `=== BEGIN MARK SCHEME ===` ... `=== END MARK SCHEME ===` regions (a project's model answer)."
+    return _strip(src, MARK_BEGIN, MARK_END, None)
+
 def _hints(src: str) -> list[str]:
     "The messages of the `assert` statements of a cell (the hints a failing check shows)."
     try: tree = ast.parse(src)
@@ -199,7 +225,7 @@ def exercises(nb: dict) -> list[dict]:
         g = _graded(c)
         if g: out.append({"grade_id": g[0], "points": g[1], "cell": i, "hints": _hints(strip_hidden_tests(_src(c))),
                           "hidden": HIDDEN_BEGIN in _src(c)})
-    _unique(out + written_answers(nb))
+    _unique(out + written_answers(nb) + [{"grade_id": t[0]} for c in nb["cells"] if (t := _task(c))])
     return out
 
 def written_answers(nb: dict) -> list[dict]:
@@ -214,12 +240,13 @@ def _unique(items: list[dict]) -> None:
 def _nbgrader(cell, answer_id: str) -> None:
     """nbgrader's metadata (schema 3) on a solution cell (named `answer_id`), a graded check cell or a written answer
     (a solution graded by hand); other cells are left alone."""
-    g, w = _graded(cell), _written(cell)
-    if g: meta = {"grade": True, "grade_id": g[0], "points": g[1], "solution": False, "locked": True}
+    g, w, t = _graded(cell), _written(cell), _task(cell)
+    if t: meta = {"grade": False, "grade_id": t[0], "points": t[1], "solution": False, "locked": True, "task": True}
+    elif g: meta = {"grade": True, "grade_id": g[0], "points": g[1], "solution": False, "locked": True}
     elif w: meta = {"grade": True, "grade_id": w[0], "points": w[1], "solution": True, "locked": False}
     elif _is_solution(cell): meta = {"grade": False, "grade_id": answer_id, "solution": True, "locked": False}
     else: return
-    cell.setdefault("metadata", {})["nbgrader"] = {**meta, "schema_version": 3, "task": False}
+    cell.setdefault("metadata", {})["nbgrader"] = {"task": False, **meta, "schema_version": 3}
 
 def teacher_version(nb: dict) -> dict:
     """The notebook with its solutions, hidden tests and saved outputs, nbgrader's metadata on its answer and check
@@ -235,15 +262,16 @@ def teacher_version(nb: dict) -> dict:
     return nb
 
 def student_version(nb: dict) -> dict:
-    """The notebook without solutions, hidden tests or outputs: each solution region becomes `# YOUR CODE HERE`
+    """The notebook without solutions, hidden tests, mark schemes or outputs: each solution region becomes `# YOUR CODE HERE`
     (`YOUR ANSWER HERE` in a written answer), so the names the cell sets before it stay set (to `None`) and only the
     graded checks fail, with their hints; a check keeps its visible part (the answer's form)."""
     nb = teacher_version(nb)
     for c in nb["cells"]:
         if _is_solution(c): c["source"] = strip_solutions(_src(c), TEXT_STUB if c["cell_type"] == "markdown" else STUB)
         if _graded(c): c["source"] = strip_hidden_tests(_src(c))
+        if _task(c): c["source"] = strip_mark_scheme(_src(c))
         if c["cell_type"] == "code": c["outputs"], c["execution_count"] = [], None
-    left = [i for i, c in enumerate(nb["cells"]) if any(m in _src(c) for m in (BEGIN, END, HIDDEN_BEGIN, HIDDEN_END))]
+    left = [i for i, c in enumerate(nb["cells"]) if any(m in _src(c) for m in (BEGIN, END, HIDDEN_BEGIN, HIDDEN_END, MARK_BEGIN, MARK_END))]
     if left: raise ValueError(f"solution or hidden-test markers left in cells {left}")
     return nb
 
@@ -255,11 +283,11 @@ def public_version(nb: dict) -> dict:
     tests removed, the outputs of the answer and check cells cleared) followed by a note saying where the teacher's
     version is; every other cell keeps its saved outputs. For a notebook without exercises, a copy of it."""
     nb = _normalized(nb)
-    if not any(_is_solution(c) or _graded(c) for c in nb["cells"]): return nb
+    if not any(_is_solution(c) or _graded(c) or _task(c) for c in nb["cells"]): return nb
     student = student_version(nb)
     cells = []
     for c, s in zip(nb["cells"], student["cells"]):
-        if _is_solution(c) or _graded(c):
+        if _is_solution(c) or _graded(c) or _task(c):
             c = {**c, "source": s["source"]}
             if c["cell_type"] == "code": c["outputs"], c["execution_count"] = [], None
         cells.append(c)
@@ -273,39 +301,67 @@ def _only_imports(src: str) -> bool:
     lines = [l for l in src.splitlines() if l.strip() and not l.lstrip().startswith("#")]
     return bool(lines) and all(l.startswith(("import ", "from ")) or l.startswith(" ") for l in lines)
 
+def _has_figure(cell) -> bool:
+    return any("image/png" in o.get("data", {}) or "image/svg+xml" in o.get("data", {}) for o in cell.get("outputs", []))
+
+def _no_directives(src: str) -> str: return "\n".join(l for l in src.splitlines() if not l.lstrip().startswith("#|"))
+
+
+PROSE_PER_SLIDE = 700      # characters of prose a slide holds (with 8 lines of code, or a figure, under a short one)
+
+def _split_prose(src: str, limit: int = PROSE_PER_SLIDE) -> list[str]:
+    "Markdown cut at blank lines (never inside a `$$` block or a table) into pieces of at most `limit` characters where it can."
+    pieces, cur = [], ""
+    for para in src.split("\n\n"):
+        if cur and len(cur) + len(para) > limit and cur.count("$$") % 2 == 0 and not para.lstrip().startswith("|"):
+            pieces.append(cur); cur = para
+        else: cur = f"{cur}\n\n{para}" if cur else para
+    return pieces + [cur]
+
 def slide_version(nb: dict) -> dict:
     """The notebook with reveal.js slide types (`metadata.slideshow.slide_type`): a `#`/`##` heading opens a slide,
-    a `###` heading or the prose after a code cell a sub-slide; imports, directives, solutions and graded checks
-    are skipped, and so is folded code (a lecture shows the exercise, not its answer)."""
+    other prose a sub-slide, long prose is cut at paragraphs into sub-slides, and a code cell goes under the prose
+    before it only when both are short (else on a sub-slide of its own), so that no slide runs past its frame;
+    imports, directives, solutions, graded checks and written answers are skipped, and so is folded code (a lecture
+    shows the exercise, not its answer). A code cell that draws a figure shows the figure only (tag
+    `xg-hide-input`), and no cell shows its `#|` directives."""
     nb = _normalized(nb)
-    code_on_slide = False
+    cells, prose = [], 0
     for c in nb["cells"]:
         src = _src(c).lstrip()
+        meta = c.setdefault("metadata", {})
         if c["cell_type"] == "markdown":
-            if _is_solution(c): kind = "skip"                                  # a written answer's model answer
-            elif src.startswith(("# ", "## ")): kind, code_on_slide = "slide", False
-            elif src.startswith("### ") or code_on_slide: kind, code_on_slide = "subslide", False
-            else: kind = "-"
-        elif c["cell_type"] == "code":
-            folded = c.get("metadata", {}).get("jupyter", {}).get("source_hidden", False)   # a tutorial's folded code
+            if _is_solution(c) or _task(c):                                      # a model answer
+                meta["slideshow"] = {"slide_type": "skip"}; cells.append(c); continue
+            for k, piece in enumerate(_split_prose(src)):
+                kind = "slide" if k == 0 and src.startswith(("# ", "## ")) else "subslide"
+                piece_id = {"id": f"{c['id']}-{k}"} if k and "id" in c else {}
+                cells.append({**c, **piece_id, "source": piece, "metadata": {**meta, "slideshow": {"slide_type": kind}}})
+                prose = len(piece)
+            continue
+        if c["cell_type"] == "code":
+            folded = meta.get("jupyter", {}).get("source_hidden", False)       # a tutorial's folded code
             if _QUIET.match(src) or _only_imports(src) or _is_solution(c) or _graded(c) or folded: kind = "skip"
-            else: kind, code_on_slide = "-", True
+            else:
+                c["source"] = _no_directives(c["source"])
+                figure = _has_figure(c)
+                if figure: meta["tags"] = [*meta.get("tags", []), "xg-hide-input"]
+                short = prose < 250 or (prose < 450 and not figure and len(c["source"].splitlines()) <= 8)
+                kind = "-" if short else "subslide"
+                prose = PROSE_PER_SLIDE                                          # the next code cell: a slide of its own
         else: kind = "skip"
-        c.setdefault("metadata", {})["slideshow"] = {"slide_type": kind}
+        meta["slideshow"] = {"slide_type": kind}
+        cells.append(c)
+    nb["cells"] = cells
     return nb
 
-def slides_html(nb: dict, reveal_url_prefix: str | None = None) -> str:
-    "reveal.js slides of a notebook (`jupyter nbconvert --to slides`), from its saved outputs: nothing is executed."
-    try:
-        import nbformat
-        from nbconvert import SlidesExporter
-    except ImportError:
-        from xai_geometry.runner import UsageError
-        raise UsageError("the slides need nbconvert (pip install nbconvert), or build without them (--no-slides)") from None
-    ex = SlidesExporter()
-    if reveal_url_prefix: ex.reveal_url_prefix = reveal_url_prefix
-    html, _ = ex.from_notebook_node(nbformat.reads(json.dumps(slide_version(nb)), as_version=4))  # outputs' lines joined
-    return html
+def slides_html(nb: dict, assets: str = "assets") -> str:
+    """reveal.js slides of a notebook (nbconvert), from its saved outputs (nothing is executed), loading reveal.js,
+    MathJax, require.js and jQuery from the folder `assets` next to the deck (`course_tools.offline_slides_html`)."""
+    import nbformat
+    from xai_geometry.course_tools import offline_slides_html
+    return offline_slides_html(nbformat.reads(json.dumps(slide_version(nb)), as_version=4), assets)  # outputs' lines joined
+
 
 # %% ../nbs/54_course.ipynb #ffab32ab
 def _read(path: Path) -> dict: return json.loads(path.read_text(encoding="utf-8"))
@@ -349,30 +405,43 @@ def link_out(nb: dict, here: set, docs_url: str | None) -> dict:
 
 def build_course(out,                         # folder that receives student/, teacher/, slides/ and README.md
                  *, nbs=None,                 # the source notebooks (default: nbs/ of the checkout)
-                 slides: bool = True,         # also write the reveal.js slides (nbconvert)
-                 reveal_url_prefix: str | None = None,  # where the slides load reveal.js from (default: nbconvert's CDN)
+                 slides: bool = True,         # also write the reveal.js slides (nbconvert) with their assets
+                 nbgrader=None,               # also write an nbgrader course folder there (config + source/<week>/)
                 ) -> dict[str, list[Path]]:
-    """Write the course: for each graded unit a student notebook (no solution, no output; only its graded checks
-    fail, each with its hint) and a teacher notebook (solutions and outputs, nbgrader's metadata: the `source`
-    version `nbgrader generate_assignment` reads); slides for every unit and tutorial. Reads nothing but `nbs`."""
+    """Write the course: for each graded unit a student notebook (no solution, no hidden test, no output; only its
+    graded checks fail, each with its hint) and a teacher notebook (solutions, hidden tests and outputs, nbgrader's
+    metadata: the `source` version `nbgrader generate_assignment` reads); slides for every unit and tutorial that
+    work offline (their reveal.js and MathJax in `slides/assets/`); with `nbgrader`, an nbgrader course folder.
+    The tools are checked first: nothing is written when one is missing. Reads nothing but `nbs`."""
+    from xai_geometry import course_tools
+    from xai_geometry.runner import UsageError
+    course_tools.check_tools(slides=slides, nbgrader=nbgrader is not None)
     nbs, out = _source_folder(nbs), Path(out)
+    assets = course_tools.find_slide_assets(nbs.parent) if slides else None
+    if slides and assets is None:
+        raise UsageError("the offline slides need reveal.js and MathJax from npm (install Node's npm, or set "
+                         "XAI_GEOMETRY_SLIDE_ASSETS to a node_modules folder holding them), or build without the slides (--no-slides)")
     dirs = {k: out / k for k in ("student", "teacher") + (("slides",) if slides else ())}
     for d in dirs.values(): d.mkdir(parents=True, exist_ok=True)
     written = {k: [] for k in dirs}
-    table, docs_url, here = [], _docs_url(nbs), set(GRADED_UNITS)
+    table, docs_url, here, teachers = [], _docs_url(nbs), set(GRADED_UNITS), {}
     for stem in GRADED_UNITS:
         nb = link_out(_read(nbs / f"{stem}.ipynb"), here, docs_url)
         ex = exercises(nb)
         if not ex: raise ValueError(f"{stem}: a graded unit without a graded check")
-        written["teacher"].append(_write(teacher_version(nb), dirs["teacher"] / f"{stem}.ipynb"))
+        teachers[stem] = teacher_version(nb)
+        written["teacher"].append(_write(teachers[stem], dirs["teacher"] / f"{stem}.ipynb"))
         written["student"].append(_write(student_version(nb), dirs["student"] / f"{stem}.ipynb"))
-        table += [f"| {stem} | {e['grade_id']} | {e['points']:g} |" for e in ex]
+        table += [f"| {stem} | {e['grade_id']} | auto-graded (hidden tests) | {e['points']:g} |" for e in ex]
+        table += [f"| {stem} | {w['grade_id']} | written, graded by hand | {w['points']:g} |" for w in written_answers(nb)]
     if slides:
+        course_tools.copy_slide_assets(assets, dirs["slides"] / "assets")
         for stem in GRADED_UNITS + TUTORIALS:
             p = dirs["slides"] / f"{stem}.slides.html"
             nb = link_out(_read(nbs / f"{stem}.ipynb"), set(), docs_url)      # a slide links to the site's pages
-            p.write_text(slides_html(nb, reveal_url_prefix), encoding="utf-8")
+            p.write_text(slides_html(nb), encoding="utf-8")
             written["slides"].append(p)
+    if nbgrader is not None: written["nbgrader"] = course_tools.write_nbgrader_course(nbgrader, teachers)
     readme = out / "README.md"
     readme.write_text(README.format(n=len(table), units=len(GRADED_UNITS), table="\n".join(table)), encoding="utf-8")
     written["readme"] = [readme]
@@ -380,15 +449,20 @@ def build_course(out,                         # folder that receives student/, t
 
 README = """# The course
 
-- `student/`: the {units} graded units without their solutions. Each runs top to bottom unanswered; only the
-  graded checks fail, each with an `AssertionError` whose message is a hint. A student writes each answer where
-  the notebook says `# YOUR CODE HERE` and runs the check below it.
+- `student/`: the {units} graded units without their solutions and hidden tests. Each runs top to bottom
+  unanswered; only the graded checks fail, each with an `AssertionError` whose message is a hint. A student writes
+  each answer where the notebook says `# YOUR CODE HERE` (`YOUR ANSWER HERE` for a written answer) and runs the
+  check below it, which checks the answer's form; its value is graded by the hidden tests.
 - `teacher/`: the same notebooks with their solutions and outputs; every check passes. They carry nbgrader's
   metadata (answer cells `solution`, check cells `grade`, `locked`, with their points): put them in nbgrader's
   `source/<assignment>/` folder and `nbgrader generate_assignment` writes the student version, `nbgrader autograde`
   grades the submissions.
 - `slides/`: reveal.js slides of every unit and tutorial (`jupyter nbconvert --to slides`), from the saved outputs.
-  They load reveal.js from a CDN unless built with another `reveal_url_prefix`.
+  They load reveal.js, MathJax, require.js and jQuery from `slides/assets/`: copy the folder whole, and a deck
+  opens by double-click with no network.
+- `teacher/` holds the answer key (solutions, hidden tests, model answers of the written answers): keep it from
+  the students. The hidden tests are put back by `nbgrader autograde`; `xai-geometry course --nbgrader DIR` writes
+  a ready nbgrader course folder.
 
 Links to the package's other pages lead to the documentation site; links between the course's notebooks stay
 relative.
@@ -398,7 +472,7 @@ fixes the symbols.
 
 ## The {n} graded exercises
 
-| notebook | grade_id | points |
-|---|---|---:|
+| notebook | grade_id | graded | points |
+|---|---|---|---:|
 {table}
 """
