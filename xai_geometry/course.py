@@ -413,11 +413,11 @@ def build_course(out,                         # folder that receives student/, t
     metadata: the `source` version `nbgrader generate_assignment` reads); slides for every unit and tutorial that
     work offline (their reveal.js and MathJax in `slides/assets/`); with `nbgrader`, an nbgrader course folder.
     The tools are checked first: nothing is written when one is missing. Reads nothing but `nbs`."""
-    from xai_geometry import course_tools
+    from xai_geometry.course_tools import check_tools, copy_slide_assets, find_slide_assets, write_nbgrader_course
     from xai_geometry.runner import UsageError
-    course_tools.check_tools(slides=slides, nbgrader=nbgrader is not None)
+    check_tools(slides=slides, nbgrader=nbgrader is not None)
     nbs, out = _source_folder(nbs), Path(out)
-    assets = course_tools.find_slide_assets(nbs.parent) if slides else None
+    assets = find_slide_assets(nbs.parent) if slides else None
     if slides and assets is None:
         raise UsageError("the offline slides need reveal.js and MathJax from npm (install Node's npm, or set "
                          "XAI_GEOMETRY_SLIDE_ASSETS to a node_modules folder holding them), or build without the slides (--no-slides)")
@@ -435,13 +435,13 @@ def build_course(out,                         # folder that receives student/, t
         table += [f"| {stem} | {e['grade_id']} | auto-graded (hidden tests) | {e['points']:g} |" for e in ex]
         table += [f"| {stem} | {w['grade_id']} | written, graded by hand | {w['points']:g} |" for w in written_answers(nb)]
     if slides:
-        course_tools.copy_slide_assets(assets, dirs["slides"] / "assets")
+        copy_slide_assets(assets, dirs["slides"] / "assets")
         for stem in GRADED_UNITS + TUTORIALS:
             p = dirs["slides"] / f"{stem}.slides.html"
             nb = link_out(_read(nbs / f"{stem}.ipynb"), set(), docs_url)      # a slide links to the site's pages
             p.write_text(slides_html(nb), encoding="utf-8")
             written["slides"].append(p)
-    if nbgrader is not None: written["nbgrader"] = course_tools.write_nbgrader_course(nbgrader, teachers)
+    if nbgrader is not None: written["nbgrader"] = write_nbgrader_course(nbgrader, teachers)
     readme = out / "README.md"
     readme.write_text(README.format(n=len(table), units=len(GRADED_UNITS), table="\n".join(table)), encoding="utf-8")
     written["readme"] = [readme]

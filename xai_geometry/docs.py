@@ -104,7 +104,7 @@ def process_notebooks(root: str | os.PathLike | None = None,  # the checkout (de
     """nbdev's doc processing of the changed notebooks into `_proc/`, one at a time with a line of progress each;
     cells flagged with a test flag are shown, not executed. Run from the checkout: nbdev reads its settings.ini there."""
     from execnb.nbio import write_nb
-    from xai_geometry import course
+    import xai_geometry.course as course
     import nbdev.processors
     root = Path(root) if root else project_root()
     cfg = _settings(root)
