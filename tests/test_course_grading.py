@@ -225,3 +225,42 @@ def test_a_deck_starts_as_slides_offline_with_its_tex_typeset(decks, stem):
 def test_no_slide_runs_past_its_frame(decks):
     over = [(s, x["title"], x["height"]) for s, r in decks.items() for x in r["slides"] if x["height"] > x["frame"] + 1]
     assert not over, over
+
+
+def test_the_build_checks_its_tools_before_writing_anything(tmp_path, monkeypatch):
+    "A missing tool (nbconvert for the slides, the slides' offline assets, nbgrader) is one clear error, and nothing is written."
+    import importlib.util
+    from xai_geometry.runner import UsageError
+    real = importlib.util.find_spec
+    out = tmp_path / "course"
+    for missing, kw in [("nbconvert", {"slides": True}), ("nbgrader", {"slides": False, "nbgrader": tmp_path / "ng"})]:
+        monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a, _m=missing: None if name == _m else real(name, *a))
+        with pytest.raises(UsageError, match=missing):
+            build_course(out, nbs=ROOT / "nbs", **kw)
+        monkeypatch.setattr(importlib.util, "find_spec", real)
+    monkeypatch.setenv("XAI_GEOMETRY_SLIDE_ASSETS", str(tmp_path / "empty"))          # no reveal.js, no MathJax there
+    with pytest.raises(UsageError, match="npm"):
+        build_course(out, nbs=ROOT / "nbs", slides=True)
+    assert not out.exists() and not (tmp_path / "ng").exists()
+
+
+def test_nbgrader_releases_from_the_course_folder_what_the_students_get(tmp_path, monkeypatch):
+    """`build_course(..., nbgrader=DIR)` writes a course folder nbgrader uses as it is: with its nbgrader_config.py (the
+    code stub without `raise NotImplementedError()`), `generate_assignment` releases exactly our student notebooks."""
+    pytest.importorskip("nbgrader", reason="nbgrader (the course extra) is not installed")
+    monkeypatch.setenv("PATH", str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))  # its alembic
+    from nbgrader.apps import NbGraderAPI
+    from traitlets.config import PyFileConfigLoader
+    folder = tmp_path / "nbgrader"
+    build_course(tmp_path / "course", nbs=ROOT / "nbs", slides=False, nbgrader=folder)
+    monkeypatch.chdir(folder)
+    cfg = PyFileConfigLoader("nbgrader_config.py", path=str(folder)).load_config()
+    cfg.CourseDirectory.root = str(folder)
+    result = NbGraderAPI(config=cfg).generate_assignment("week1", force=True, create=True)
+    assert result["success"], result.get("log", "")[-3000:]
+    released = sorted((folder / "release" / "week1").glob("*.ipynb"))
+    assert [p.stem for p in released] == ["50_foundations_shapley", "57_problem_set_a"]
+    for p in released:
+        theirs = json.loads(p.read_text(encoding="utf-8"))
+        ours = json.loads((tmp_path / "course" / "student" / p.name).read_text(encoding="utf-8"))
+        assert [_src(c) for c in theirs["cells"]] == [_src(c) for c in ours["cells"]], p.stem

@@ -191,3 +191,18 @@ def test_tables_fit_the_column(measured):
     bad = wide_tables(measured)
     if bad: pytest.fail(f"{len(bad)} tables wider than the article's column (section | first header | the table's width | "
                         "the column's width):\n" + _by_page(bad), pytrace=False)
+
+
+def test_the_course_pages_print_no_answer_key():
+    """Every graded unit of the course is on the site as the student sees it: no solution, no hidden test, no model
+    answer, and a note on where the teacher's version is (`xai-geometry course`)."""
+    from xai_geometry.course import GRADED_UNITS, TEACHER_NOTE
+    site = _site()
+    markers = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS", "BEGIN MARK SCHEME", "Model answer")
+    bad = {}
+    for stem in GRADED_UNITS:
+        html = (site / f"{stem}.html").read_text(encoding="utf-8")
+        found = [m for m in markers if m in html]
+        if found or "xai-geometry course" not in html: bad[stem] = found or ["no note on the teacher's version"]
+    assert not bad, bad
+    assert "teacher" in TEACHER_NOTE

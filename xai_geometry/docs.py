@@ -97,7 +97,9 @@ def site_notebook(path: str | os.PathLike):
     from xai_geometry.course import GRADED_UNITS, public_version
     path = Path(path)
     if path.stem not in GRADED_UNITS: return read_nb(path)
-    return dict2nb(public_version(json.loads(path.read_text(encoding="utf-8"))))
+    nb = dict2nb(public_version(json.loads(path.read_text(encoding="utf-8"))))
+    nb["path_"] = str(path)                                 # as `read_nb` sets it (nbdev's front matter reads it)
+    return nb
 
 def process_notebooks(root: str | os.PathLike | None = None,  # the checkout (default: found from the working directory)
                      ) -> Path:
