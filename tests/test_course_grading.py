@@ -9,7 +9,9 @@ offline.
   and another expression, `answer = that expression`, each tried in turn). nbgrader's rule: a graded code cell scores
   its points when its run shows no error (and nothing on stderr); written answers wait for the hand grading.
 - In headless Chromium with every network request refused (`--heavy`; skipped without Chromium, its driver or
-  selenium): each deck starts as reveal.js slides and MathJax typesets its TeX from the deck's own `assets/`.
+  selenium): each deck names no online script or style sheet, starts as reveal.js slides, MathJax typesets its TeX
+  from the deck's own `assets/`, and no slide is taller or wider than reveal.js's frame (a long code cell or output
+  scrolls inside its own box).
 """
 import ast
 import json
@@ -145,6 +147,7 @@ def test_nbgrader_grades_the_teacher_100_the_unanswered_0_and_a_copycat_at_most_
                 for nb in gb.find_submission(week, student).notebooks:
                     got, total = got + nb.code_score, total + nb.max_code_score
             scores[student] = got / total
+    print("share of the auto-graded points:", {k: f"{v:.1%}" for k, v in scores.items()})
     assert scores["teacher"] == 1.0 and scores["blank"] == 0.0 and scores["copycat"] <= 0.25, scores
 
 
@@ -166,12 +169,12 @@ const typeset = () => new Promise(r => { if (window.MathJax && MathJax.isReady) 
 wait(() => window.xgReveal && document.querySelector('.reveal.ready') && window.MathJax && MathJax.isReady, () => typeset().then(() => {
   const R = window.xgReveal, out = [], shown = document.querySelectorAll('.mjx-chtml').length;
   if (!R || !document.querySelector('.reveal.ready')) { done({ready: false}); return; }
-  const H = R.getConfig().height;
+  const H = R.getConfig().height, W = R.getConfig().width;
   document.querySelectorAll('.reveal .slides > section').forEach((s, i) => {
     const subs = s.querySelectorAll(':scope > section');
     (subs.length ? Array.from(subs, (_, j) => j) : [0]).forEach(j => {
       R.slide(i, j); const sec = R.getCurrentSlide();
-      out.push({slide: [i, j], height: sec.scrollHeight, frame: H, title: ((sec.querySelector('h1,h2,h3') || {}).textContent || '').slice(0, 60)});
+      out.push({slide: [i, j], height: sec.scrollHeight, frame: H, width: sec.scrollWidth, frame_width: W, title: ((sec.querySelector('h1,h2,h3') || {}).textContent || '').slice(0, 60)});
     });
   });
   done({ready: true, slides: out, typeset: shown,
@@ -223,7 +226,8 @@ def test_a_deck_starts_as_slides_offline_with_its_tex_typeset(decks, stem):
 
 @pytest.mark.heavy
 def test_no_slide_runs_past_its_frame(decks):
-    over = [(s, x["title"], x["height"]) for s, r in decks.items() for x in r["slides"] if x["height"] > x["frame"] + 1]
+    over = [(s, x["title"], x["height"], x["width"]) for s, r in decks.items() for x in r["slides"]
+            if x["height"] > x["frame"] + 1 or x["width"] > x["frame_width"] + 1]
     assert not over, over
 
 
