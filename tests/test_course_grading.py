@@ -268,3 +268,12 @@ def test_nbgrader_releases_from_the_course_folder_what_the_students_get(tmp_path
         theirs = json.loads(p.read_text(encoding="utf-8"))
         ours = json.loads((tmp_path / "course" / "student" / p.name).read_text(encoding="utf-8"))
         assert [_src(c) for c in theirs["cells"]] == [_src(c) for c in ours["cells"]], p.stem
+
+
+def test_the_nbgrader_option_is_one_line_on_a_mistake(tmp_path):
+    target = tmp_path / "a_file"
+    target.write_text("x")
+    r = subprocess.run([sys.executable, "-m", "xai_geometry.cli", "course", "--out", str(tmp_path / "out"), "--no-slides",
+                        "--nbgrader", str(target)], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "--nbgrader" in r.stderr, r.stderr
+    assert not (tmp_path / "out" / "student").exists()

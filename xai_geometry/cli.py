@@ -254,8 +254,9 @@ def cmd_course(args) -> int:
     from xai_geometry.course import build_course
     from xai_geometry.runner import output_dir
     out = _writable_folder(args.out) if args.out else output_dir("course")
-    written = build_course(out, slides=not args.no_slides, nbgrader=args.nbgrader)
-    where = {"readme": lambda ps: f": {ps[0]}", "nbgrader": lambda ps: f" in {args.nbgrader}"}
+    grader = _writable_folder(args.nbgrader, "--nbgrader") if args.nbgrader else None
+    written = build_course(out, slides=not args.no_slides, nbgrader=grader)
+    where = {"readme": lambda ps: f": {ps[0]}", "nbgrader": lambda ps: f" in {grader}"}
     for kind, paths in written.items(): print(f"{kind}: {len(paths)} file(s)" + where.get(kind, lambda ps: f" in {out / kind}")(paths))
     return 0
 
