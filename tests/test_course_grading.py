@@ -277,3 +277,19 @@ def test_the_nbgrader_option_is_one_line_on_a_mistake(tmp_path):
                         "--nbgrader", str(target)], cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "--nbgrader" in r.stderr, r.stderr
     assert not (tmp_path / "out" / "student").exists()
+
+
+@pytest.mark.parametrize("stem", GRADED_UNITS)
+def test_the_site_copy_of_a_unit_holds_no_answer_key(stem):
+    "What the docs build renders for a graded unit (`docs.site_notebook`): the student's view plus a note per exercise."
+    pytest.importorskip("execnb", reason="execnb (nbdev's) reads the notebooks for the site")
+    from xai_geometry.course import TEACHER_NOTE
+    from xai_geometry.docs import site_notebook
+    source = json.loads((ROOT / "nbs" / f"{stem}.ipynb").read_text(encoding="utf-8"))
+    shown = site_notebook(ROOT / "nbs" / f"{stem}.ipynb")
+    text = "\n".join(c.source for c in shown.cells)
+    outputs = json.dumps([c.get("outputs", []) for c in shown.cells])
+    task = "\n".join(_outside_key(_src(c)) for c in source["cells"])
+    assert not [m for m in MARKERS if m in text]
+    assert not [l for l in _key_lines(source) if (l in text or l in outputs) and l not in task]
+    assert text.count(TEACHER_NOTE) == len(exercises(source)) + len(written_answers(source))
