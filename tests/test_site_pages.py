@@ -10,6 +10,7 @@ does, after `xai-geometry docs --out _site`). Needs Chromium and its driver (Deb
 chromium-driver`) and selenium (the dev extra); skipped with a reason without a site, a browser or selenium.
 """
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -191,3 +192,19 @@ def test_tables_fit_the_column(measured):
     bad = wide_tables(measured)
     if bad: pytest.fail(f"{len(bad)} tables wider than the article's column (section | first header | the table's width | "
                         "the column's width):\n" + _by_page(bad), pytrace=False)
+
+
+def test_the_course_pages_print_no_answer_key():
+    """Every graded unit of the course is on the site as the student sees it: no solution, no hidden test, no model
+    answer, and a note on where the teacher's version is (`xai-geometry course`)."""
+    from xai_geometry.course import GRADED_UNITS, TEACHER_NOTE
+    site = _site()
+    markers = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS", "BEGIN MARK SCHEME", "Model answer")
+    bad = {}
+    note = re.sub(r"[*`]", "", TEACHER_NOTE)                                        # the note as the page prints it
+    for stem in GRADED_UNITS:
+        html = (site / f"{stem}.html").read_text(encoding="utf-8")
+        text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", html)).replace("\u2019", "'")  # the page's text, quotes straight
+        found = [m for m in markers if m in text]
+        if found or note not in text: bad[stem] = found or ["no note on the teacher's version"]
+    assert not bad, bad

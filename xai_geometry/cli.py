@@ -256,15 +256,18 @@ def cmd_course(args) -> int:
     from xai_geometry.course import build_course
     from xai_geometry.runner import output_dir
     out = _writable_folder(args.out) if args.out else output_dir("course")
-    written = build_course(out, slides=not args.no_slides)
-    for kind, paths in written.items(): print(f"{kind}: {len(paths)} file(s)" + (f" in {out / kind}" if kind != "readme" else f": {paths[0]}"))
+    grader = _writable_folder(args.nbgrader, "--nbgrader") if args.nbgrader else None
+    written = build_course(out, slides=not args.no_slides, nbgrader=grader)
+    where = {"readme": lambda ps: f": {ps[0]}", "nbgrader": lambda ps: f" in {grader}"}
+    for kind, paths in written.items(): print(f"{kind}: {len(paths)} file(s)" + where.get(kind, lambda ps: f" in {out / kind}")(paths))
     return 0
 
 def _add_course_command(sub) -> None:
     "The `course` subcommand, added by `build_parser`."
     c = sub.add_parser("course", help="write the course: student and teacher notebooks, slides (writes to _out/course/)")
     c.add_argument("--out", default=None, help="course folder (default: _out/course/ of the checkout)")
-    c.add_argument("--no-slides", action="store_true", help="no reveal.js slides (they need nbconvert)")
+    c.add_argument("--no-slides", action="store_true", help="no reveal.js slides (they need nbconvert, and npm for their offline assets)")
+    c.add_argument("--nbgrader", default=None, metavar="DIR", help="also write an nbgrader course folder (nbgrader_config.py, source/<week>/) into DIR")
     c.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show the full traceback of an error")
     c.set_defaults(func=cmd_course)
 

@@ -22,8 +22,8 @@ from urllib.parse import unquote, urlsplit
 from .runner import project_root
 
 # %% auto #0
-__all__ = ['SECTIONS', 'site_sections', 'process_notebooks', 'slugify', 'heading_slugs', 'find_mathjax', 'check_site_links',
-           'build_docs', 'readme_from_index', 'write_readme']
+__all__ = ['SECTIONS', 'site_sections', 'site_notebook', 'process_notebooks', 'slugify', 'heading_slugs', 'find_mathjax',
+           'check_site_links', 'build_docs', 'readme_from_index', 'write_readme']
 
 # %% ../nbs/05_docs.ipynb #f6748825
 SECTIONS = [
@@ -89,17 +89,30 @@ def _doc_processors():
         def base_procs(self): return [p for p in super().base_procs() if p is not add_links]
     return DocFilter()
 
+def site_notebook(path: str | os.PathLike):
+    """A notebook as the site shows it (execnb's notebook object): the course's graded units as the student sees
+    them, solutions and hidden tests removed, with a note on where the teacher's version is
+    (`xai_geometry.course.public_version`); any other notebook as it is. The source file is only read."""
+    from execnb.nbio import dict2nb, read_nb
+    from xai_geometry.course import GRADED_UNITS, public_version
+    path = Path(path)
+    if path.stem not in GRADED_UNITS: return read_nb(path)
+    nb = dict2nb(public_version(json.loads(path.read_text(encoding="utf-8"))))
+    nb["path_"] = str(path)                                 # as `read_nb` sets it (nbdev's front matter reads it)
+    return nb
+
 def process_notebooks(root: str | os.PathLike | None = None,  # the checkout (default: found from the working directory)
                      ) -> Path:
     """nbdev's doc processing of the changed notebooks into `_proc/`, one at a time with a line of progress each;
     cells flagged with a test flag are shown, not executed. Run from the checkout: nbdev reads its settings.ini there."""
-    from execnb.nbio import read_nb, write_nb
+    from execnb.nbio import write_nb
+    import xai_geometry.course as course
     import nbdev.processors
     root = Path(root) if root else project_root()
     cfg = _settings(root)
     nbs, cache = root / cfg.get("nbs_path", "nbs"), root / "_proc"
     flags = cfg.get("tst_flags", "").split()
-    tools = max(Path(p).stat().st_mtime for p in (root / "settings.ini", nbdev.processors.__file__, __file__))
+    tools = max(Path(p).stat().st_mtime for p in (root / "settings.ini", nbdev.processors.__file__, __file__, course.__file__))
     cache.mkdir(parents=True, exist_ok=True)
     srcs = sorted(p for p in nbs.glob("*.ipynb") if not p.name.startswith(("_", ".")))
     for old in cache.glob("*.ipynb"):
@@ -110,7 +123,7 @@ def process_notebooks(root: str | os.PathLike | None = None,  # the checkout (de
     os.environ["IN_TEST"] = "1"   # what nbdev sets while it processes
     for i, src in enumerate(todo, 1):
         print(f"  [{i}/{len(todo)}] {src.name}", flush=True)
-        nb = read_nb(src)
+        nb = site_notebook(src)                            # a course unit without its answer key
         _mark_optional(nb.cells, flags)
         filt(nb)
         write_nb(nb, cache / src.name)
