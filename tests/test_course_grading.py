@@ -164,7 +164,7 @@ def _chromium():
 _DECK = r"""
 const done = arguments[arguments.length - 1];
 const t0 = Date.now();
-function wait(cond, then) { if (cond() || Date.now() - t0 > 30000) then(); else setTimeout(() => wait(cond, then), 100); }
+function wait(cond, then) { if (cond() || Date.now() - t0 > 120000) then(); else setTimeout(() => wait(cond, then), 100); }
 const typeset = () => new Promise(r => { if (window.MathJax && MathJax.isReady) MathJax.Hub.Queue(() => r()); else r(); });
 wait(() => window.xgReveal && document.querySelector('.reveal.ready') && window.MathJax && MathJax.isReady, () => typeset().then(() => {
   const R = window.xgReveal, out = [], shown = document.querySelectorAll('.mjx-chtml').length;
@@ -202,7 +202,7 @@ def decks(tmp_path_factory):
               "--host-resolver-rules=MAP * ~NOTFOUND"):
         o.add_argument(a)
     d = webdriver.Chrome(service=Service(driver), options=o)
-    d.set_script_timeout(90)
+    d.set_script_timeout(300)   # a loaded machine: reveal.js and MathJax may take long to start
     seen = {}
     try:
         for stem in GRADED_UNITS + TUTORIALS:
