@@ -88,6 +88,14 @@ def checkout_copy(tmp_path_factory):
     return dst
 
 
+def _forget_the_previous_shell():
+    """nbdev's runner gives each notebook a new IPython shell in this process; pyplot still records the display hook
+    it registered with the previous notebook's shell, and `plt.ioff()` (which shap's plots call) would then unregister
+    a hook the new shell never had (ValueError). A notebook starts with no hook recorded, as in a fresh kernel."""
+    import matplotlib.pyplot as plt
+    plt._REPL_DISPLAYHOOK = plt._ReplDisplayHook.NONE
+
+
 @pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.stem)
 def test_notebook(nb, request, checkout_copy, monkeypatch):
     only = request.config.getoption("--nb")
@@ -106,6 +114,7 @@ def test_notebook(nb, request, checkout_copy, monkeypatch):
         warnings.warn(f"{nb.name}: the cells flagged '{flag}' did not run: {why}", UserWarning)
     err = io.StringIO()
     cwd = os.getcwd()
+    _forget_the_previous_shell()
     try:
         with contextlib.redirect_stderr(err):
             ok, secs = nbdev_test.test_nb(checkout_copy / "nbs" / nb.name, skip_flags=sorted(cfg_flags - run_flags),

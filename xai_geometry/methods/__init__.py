@@ -134,7 +134,7 @@ def _lrp_covers(model) -> str | None:
 @register
 class LRP(Exact):
     name, label, colour, additive = "lrp", "LRP", "black", True
-    models = ("Gaussian SVC, NuSVC, SVR, NuSVR, KernelRidge; KNeighborsClassifier (uniform, euclidean); "
+    models = ("Gaussian SVC, NuSVC, SVR, NuSVR, KernelRidge; KNeighborsClassifier (uniform weights, odd k, euclidean or manhattan); "
               "part A's SupervisedKNeighborsClassifier; Gaussian OneClassSVM; KMeans, MiniBatchKMeans")
     explains = ("the network output g of part B's network (the sign of the model's decision; not its decision_function); "
                 "a OneClassSVM's outlier score, a KMeans's logit of the row's own cluster (base 0)")
