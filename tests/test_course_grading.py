@@ -20,6 +20,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -201,7 +202,13 @@ def decks(tmp_path_factory):
               "--proxy-server=http://127.0.0.1:9", "--proxy-bypass-list=<-loopback>",   # every request to the network refused
               "--host-resolver-rules=MAP * ~NOTFOUND"):
         o.add_argument(a)
-    d = webdriver.Chrome(service=Service(driver), options=o)
+    o.add_argument(f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}")   # a profile of its own
+    # Chromium puts its unix sockets in TMPDIR, and a socket's path has at most 107 bytes: the test run's nested
+    # temporary folders (a worker's inside the run's) are longer, and Chromium then exits at start. A short folder:
+    short = tempfile.mkdtemp(prefix="xg-chromium-", dir="/tmp" if os.path.isdir("/tmp") else None)
+    try: d = webdriver.Chrome(service=Service(driver, env={**os.environ, "TMPDIR": short}), options=o)
+    except Exception:
+        shutil.rmtree(short, ignore_errors=True); raise
     d.set_script_timeout(300)   # a loaded machine: reveal.js and MathJax may take long to start
     seen = {}
     try:
@@ -212,7 +219,7 @@ def decks(tmp_path_factory):
             d.get((out / "slides" / f"{stem}.slides.html").resolve().as_uri())
             seen[stem] = d.execute_async_script(_DECK)
     finally:
-        d.quit()
+        d.quit(); shutil.rmtree(short, ignore_errors=True)
     return seen
 
 
