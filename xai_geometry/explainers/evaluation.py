@@ -143,8 +143,7 @@ class _Space:
             if A.dtype == object:
                 try: A = A.astype(float)
                 except (TypeError, ValueError): pass
-        check_features(pipe, A, reset=False, numeric=False, allow_nan=True, name=name)   # columns by name, no infinity
-        try: W = self.columns.transform(A, name)          # NaN reaching the model is named by its raw column there
+        try: W = self.columns.transform(A, name)   # checked there (columns by name, no infinity); NaN reaching the model named by its raw column
         except (ValueError, TypeError) as e:
             if str(e).startswith(f"{name} "): raise
             raise type(e)(f"{name}: the pipeline's steps refuse these rows: {e}") from None
