@@ -73,6 +73,27 @@ def test_no_file_outside_the_repository_is_cited(nb):
     assert not OUTSIDE.search(text), f"{nb.name} cites a file outside the repository: {OUTSIDE.search(text).group(0)}"
 
 
+#: what a cell needs from an optional extra -> the flag that makes it skip, with its reason, when the extra is absent
+EXTRA_NEEDED = {
+    "compare": re.compile(r"^\s*(import|from)\s+(shap|lime|pgmpy|quantus|networkx)\b|\.to_shap\(|\.waterfall\(", re.M),
+    "cluster": re.compile(r"^\s*(import|from)\s+(dask|distributed)\b", re.M),
+}
+
+
+@pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.stem)
+def test_a_cell_that_needs_an_extra_carries_its_flag(nb):
+    """The README's install is the `dev` extra alone, and its `pytest` runs every notebook: a cell that imports a
+    package of an optional extra (or draws through shap) carries that extra's flag, so that it skips with a reason
+    instead of failing. Exported code imports such packages inside the functions that need them, so it is exempt."""
+    bad = []
+    for i, src in _cells(nb):
+        dirs = _directives(src)
+        if dirs & {"export", "exports", "exporti"} or "eval: false" in src: continue
+        bad += [f"cell {i} needs the {flag} extra: {m.group(0).strip()!r}" for flag, pat in EXTRA_NEEDED.items()
+                if flag not in dirs and "slow" not in dirs for m in [pat.search(src)] if m]
+    assert not bad, f"{nb.name}: cells that need an optional extra without its flag:\n" + "\n".join(bad)
+
+
 @pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.stem)
 def test_a_page_opens_with_its_title(nb):
     "The first cell is a markdown title, `# ...`: the docs take the page's name and the sidebar's entry from it."
