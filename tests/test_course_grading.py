@@ -300,3 +300,21 @@ def test_the_site_copy_of_a_unit_holds_no_answer_key(stem):
     assert not [m for m in MARKERS if m in text]
     assert not [l for l in _key_lines(source) if (l in text or l in outputs) and l not in task]
     assert text.count(TEACHER_NOTE) == len(exercises(source)) + len(written_answers(source))
+
+
+def test_the_nbgrader_option_refuses_a_course_folder_and_an_empty_path(tmp_path):
+    "`--nbgrader DIR` on a course folder already there exits 2 in one line and keeps the teacher's files, unless --force."
+    cmd = [sys.executable, "-m", "xai_geometry.cli", "course", "--out", str(tmp_path / "out"), "--no-slides"]
+    folder = tmp_path / "nbgrader"
+    (folder / "source" / "week1").mkdir(parents=True)
+    (folder / "nbgrader_config.py").write_text("c = get_config()  # the teacher's\n")
+    (folder / "source" / "week1" / "50_foundations_shapley.ipynb").write_text("edited")
+    for extra in (["--nbgrader", str(folder)], ["--nbgrader", ""], ["--nbgrader", " ", "--force"]):
+        r = subprocess.run(cmd + extra, cwd=ROOT, capture_output=True, text=True)
+        assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "--nbgrader" in r.stderr, r.stderr
+    assert (folder / "nbgrader_config.py").read_text() == "c = get_config()  # the teacher's\n"
+    assert (folder / "source" / "week1" / "50_foundations_shapley.ipynb").read_text() == "edited"
+    assert not (tmp_path / "out").exists()
+    r = subprocess.run(cmd + ["--nbgrader", str(folder), "--force"], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "ClearSolutions" in (folder / "nbgrader_config.py").read_text()

@@ -407,15 +407,19 @@ def build_course(out,                         # folder that receives student/, t
                  *, nbs=None,                 # the source notebooks (default: nbs/ of the checkout)
                  slides: bool = True,         # also write the reveal.js slides (nbconvert) with their assets
                  nbgrader=None,               # also write an nbgrader course folder there (config + source/<week>/)
+                 force: bool = False,         # overwrite an existing nbgrader course folder (else refused)
                 ) -> dict[str, list[Path]]:
     """Write the course: for each graded unit a student notebook (no solution, no hidden test, no output; only its
     graded checks fail, each with its hint) and a teacher notebook (solutions, hidden tests and outputs, nbgrader's
     metadata: the `source` version `nbgrader generate_assignment` reads); slides for every unit and tutorial that
     work offline (their reveal.js and MathJax in `slides/assets/`); with `nbgrader`, an nbgrader course folder.
-    The tools are checked first: nothing is written when one is missing. Reads nothing but `nbs`."""
-    from xai_geometry.course_tools import check_tools, copy_slide_assets, find_slide_assets, write_nbgrader_course
+    The tools are checked first, and an existing nbgrader course folder is refused unless `force`: nothing is written
+    then. Reads nothing but `nbs`."""
+    from xai_geometry.course_tools import (check_nbgrader_folder, check_tools, copy_slide_assets, find_slide_assets,
+                                           write_nbgrader_course)
     from xai_geometry.runner import UsageError
     check_tools(slides=slides, nbgrader=nbgrader is not None)
+    if nbgrader is not None: nbgrader = check_nbgrader_folder(nbgrader, force=force)
     nbs, out = _source_folder(nbs), Path(out)
     assets = find_slide_assets(nbs.parent) if slides else None
     if slides and assets is None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 # %% auto #0
 __all__ = ['SLIDE_PACKAGES', 'ASSIGNMENTS', 'NBGRADER_CONFIG', 'find_slide_assets', 'copy_slide_assets', 'offline_slides_html',
-           'check_tools', 'write_nbgrader_course']
+           'check_tools', 'check_nbgrader_folder', 'write_nbgrader_course']
 
 # %% ../nbs/54a_course_tools.ipynb #3c78f76d
 SLIDE_PACKAGES = {"reveal.js": "reveal.js@4", "mathjax": "mathjax@2", "requirejs": "requirejs@2", "jquery": "jquery@3"}
@@ -122,6 +122,20 @@ def check_tools(*, slides: bool = False, nbgrader: bool = False) -> None:
     if missing:
         raise UsageError(f"the course needs {', '.join(missing)} (pip install -e \".[dev,course]\")"
                          + ("; or build without the slides (--no-slides)" if slides and set(missing) & {"nbconvert", "jinja2"} else ""))
+
+def check_nbgrader_folder(folder, *, force: bool = False) -> Path:
+    """The nbgrader course folder `folder`, refused (a `UsageError`, before anything is written) when it is an empty
+    path, or already a course folder (its `nbgrader_config.py` or `source/` there: the teacher's configuration and
+    edited notebooks) unless `force`, as nbgrader's own `quickstart` refuses without `--force`."""
+    from xai_geometry.runner import UsageError
+    if folder is None or not str(folder).strip():
+        raise UsageError("--nbgrader: an empty path; name the folder of the nbgrader course")
+    folder = Path(folder)
+    there = [n for n in ("nbgrader_config.py", "source") if (folder / n).exists()]
+    if there and not force:
+        raise UsageError(f"--nbgrader {folder}: already an nbgrader course folder ({' and '.join(there)} there, which "
+                         "this would overwrite); choose a new folder, or add --force to overwrite them")
+    return folder
 
 def write_nbgrader_course(folder, teacher: dict[str, dict]) -> list[Path]:
     """An nbgrader course folder: `nbgrader_config.py` (the code stub that keeps "only the graded checks fail") and
