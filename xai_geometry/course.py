@@ -411,10 +411,12 @@ def build_course(out,                         # folder that receives student/, t
                 ) -> dict[str, list[Path]]:
     """Write the course: for each graded unit a student notebook (no solution, no hidden test, no output; only its
     graded checks fail, each with its hint) and a teacher notebook (solutions, hidden tests and outputs, nbgrader's
-    metadata: the `source` version `nbgrader generate_assignment` reads); slides for every unit and tutorial that
+    metadata: the `source` version `nbgrader generate_assignment` reads, its hidden tests calls of the graders in
+    `teacher/course_graders.py`, the answer key); slides for every unit and tutorial that
     work offline (their reveal.js and MathJax in `slides/assets/`); with `nbgrader`, an nbgrader course folder.
     The tools are checked first, and an existing nbgrader course folder is refused unless `force`: nothing is written
     then. Reads nothing but `nbs`."""
+    from xai_geometry.course_grading import GRADERS, graded_version, graders_module
     from xai_geometry.course_tools import (check_nbgrader_folder, check_tools, copy_slide_assets, find_slide_assets,
                                            write_nbgrader_course)
     from xai_geometry.runner import UsageError
@@ -428,16 +430,20 @@ def build_course(out,                         # folder that receives student/, t
     dirs = {k: out / k for k in ("student", "teacher") + (("slides",) if slides else ())}
     for d in dirs.values(): d.mkdir(parents=True, exist_ok=True)
     written = {k: [] for k in dirs}
-    table, docs_url, here, teachers = [], _docs_url(nbs), set(GRADED_UNITS), {}
+    table, docs_url, here, teachers, keys = [], _docs_url(nbs), set(GRADED_UNITS), {}, {}
     for stem in GRADED_UNITS:
         nb = link_out(_read(nbs / f"{stem}.ipynb"), here, docs_url)
         ex = exercises(nb)
         if not ex: raise ValueError(f"{stem}: a graded unit without a graded check")
-        teachers[stem] = teacher_version(nb)
+        teachers[stem], key = graded_version(teacher_version(nb))          # hidden tests -> grade("id"), keys apart
+        keys.update(key)
         written["teacher"].append(_write(teachers[stem], dirs["teacher"] / f"{stem}.ipynb"))
         written["student"].append(_write(student_version(nb), dirs["student"] / f"{stem}.ipynb"))
         table += [f"| {stem} | {e['grade_id']} | auto-graded (hidden tests) | {e['points']:g} |" for e in ex]
         table += [f"| {stem} | {w['grade_id']} | written, graded by hand | {w['points']:g} |" for w in written_answers(nb)]
+    graders = dirs["teacher"] / f"{GRADERS}.py"
+    graders.write_text(graders_module(keys), encoding="utf-8")
+    written["teacher"].append(graders)
     if slides:
         copy_slide_assets(assets, dirs["slides"] / "assets")
         for stem in GRADED_UNITS + TUTORIALS:
@@ -445,7 +451,7 @@ def build_course(out,                         # folder that receives student/, t
             nb = link_out(_read(nbs / f"{stem}.ipynb"), set(), docs_url)      # a slide links to the site's pages
             p.write_text(slides_html(nb), encoding="utf-8")
             written["slides"].append(p)
-    if nbgrader is not None: written["nbgrader"] = write_nbgrader_course(nbgrader, teachers)
+    if nbgrader is not None: written["nbgrader"] = write_nbgrader_course(nbgrader, teachers, keys)
     readme = out / "README.md"
     readme.write_text(README.format(n=len(table), units=len(GRADED_UNITS), table="\n".join(table)), encoding="utf-8")
     written["readme"] = [readme]

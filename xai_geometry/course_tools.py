@@ -110,6 +110,20 @@ c.CourseDirectory.course_id = "xai-geometry"
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE"}
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 c.Execute.timeout = 600          # seconds per cell: the problem sets fit models and draw flipping curves
+
+# The hidden tests call the graders of graders/course_graders.py (the answer key, never released): the kernels that
+# nbgrader starts find them on their PYTHONPATH.
+import os
+_graders = os.path.join(os.path.dirname(os.path.abspath(__file__)), "graders")
+os.environ["PYTHONPATH"] = os.pathsep.join([_graders] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != _graders])
+
+# Feedback without the key: nbgrader's generate_feedback writes each cell's source; without these two it would hand
+# the students the hidden tests and the projects' mark schemes.
+from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
+from nbgrader.preprocessors import ClearHiddenTests, ClearMarkScheme, GetGrades
+c.GenerateFeedback.preprocessors = [ClearHiddenTests, ClearMarkScheme, GetGrades, CSSHTMLHeaderPreprocessor]
+# and a failure's traceback is its last line, the hint: no line of the check cell around it
+c.Execute.extra_arguments = ["--InteractiveShell.xmode=Minimal"]
 '''
 
 def check_tools(*, slides: bool = False, nbgrader: bool = False) -> None:
@@ -137,15 +151,21 @@ def check_nbgrader_folder(folder, *, force: bool = False) -> Path:
                          "this would overwrite); choose a new folder, or add --force to overwrite them")
     return folder
 
-def write_nbgrader_course(folder, teacher: dict[str, dict]) -> list[Path]:
-    """An nbgrader course folder: `nbgrader_config.py` (the code stub that keeps "only the graded checks fail") and
-    `source/<week>/<unit>.ipynb`, the teacher's notebooks (`teacher`: stem -> notebook) by week. Then, in `folder`:
+def write_nbgrader_course(folder, teacher: dict[str, dict], keys: dict | None = None) -> list[Path]:
+    """An nbgrader course folder: `nbgrader_config.py` (the code stub that keeps "only the graded checks fail", the
+    graders on the kernels' path, feedback without hidden tests or mark schemes), `graders/course_graders.py` (the
+    graders' `keys`, `course_grading.graders_module`) and `source/<week>/<unit>.ipynb`, the teacher's notebooks
+    (`teacher`: stem -> notebook) by week. Then, in `folder`:
     `nbgrader generate_assignment week1`, collect the submissions into `submitted/<student>/week1/`,
     `nbgrader autograde week1`, grade the written answers in the formgrader, `nbgrader export`."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     written = [folder / "nbgrader_config.py"]
     written[0].write_text(NBGRADER_CONFIG, encoding="utf-8")
+    from xai_geometry.course_grading import GRADERS, graders_module
+    (folder / "graders").mkdir(exist_ok=True)
+    written.append(folder / "graders" / f"{GRADERS}.py")
+    written[-1].write_text(graders_module(keys or {}), encoding="utf-8")
     for week, stems in ASSIGNMENTS.items():
         (folder / "source" / week).mkdir(parents=True, exist_ok=True)
         for s in stems:
