@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from xai_geometry.course import (BEGIN, END, GRADED_UNITS, HIDDEN_BEGIN, HIDDEN_END, MARK_BEGIN, MARK_END, TUTORIALS,
+from xai_geometry.course import (BEGIN, END, GRADED_UNITS, HIDDEN_BEGIN, HIDDEN_END, MARK_BEGIN, MARK_END, PARTS, TUTORIALS,
                                  build_course, exercises, strip_hidden_tests, written_answers)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -208,7 +208,7 @@ def _printed(nb: dict) -> list[str]:
     return out
 
 
-_NUMBER = re.compile(r"-?\d+\.(\d+)(?:e[-+]?\d+)?")
+_NUMBER = re.compile(r"-?\d+\.(\d+)(?:e([-+]?\d+))?")
 
 
 def _shows(texts: list[str], value) -> bool:
@@ -218,8 +218,9 @@ def _shows(texts: list[str], value) -> bool:
         return any(all(v in line for v in value) for t in texts for line in t.splitlines())
     if not value or len(value) > 3 or all(float(v).is_integer() for v in value): return False
     for t in texts:
-        nums = [(float(m[0]), len(m[1])) for m in _NUMBER.finditer(t) if len(m[0].lstrip("-0.").replace(".", "")) >= 3]
-        if all(any(abs(v - p) <= 0.5 * 10 ** -d + 1e-12 for p, d in nums) for v in value): return True
+        nums = [(float(m[0]), 0.5 * 10.0 ** (int(m[2] or 0) - len(m[1]))) for m in _NUMBER.finditer(t)
+                if len(m[0].split("e")[0].lstrip("-0.").replace(".", "")) >= 3]      # three significant digits or more
+        if all(any(abs(v - p) <= tol + 1e-12 for p, tol in nums) for v in value): return True
     return False
 
 
@@ -234,11 +235,12 @@ def test_nbgrader_grades_the_method_and_gives_feedback_without_the_key(tmp_path,
     monkeypatch.setenv("PYTHONPATH", str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     course, folder = tmp_path / "course", tmp_path / "nbgrader"
     r = subprocess.run([sys.executable, "-m", "xai_geometry.cli", "course", "--out", str(course), "--no-slides",
-                        "--nbgrader", str(folder)], cwd=ROOT, capture_output=True, text=True)
+                        "--nbgrader", str(folder), "--start", "2027-01-04"], cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     from nbgrader.apps import NbGraderAPI
     from nbgrader.api import Gradebook
     from traitlets.config import Config, PyFileConfigLoader
+    from xai_geometry.course_tools import ASSIGNMENTS, course_marks
     monkeypatch.chdir(folder)
     env = dict(os.environ)
     keys = {}
@@ -286,7 +288,18 @@ def test_nbgrader_grades_the_method_and_gives_feedback_without_the_key(tmp_path,
     print("calling scores on:", sorted(n for (s, n), v in per_exercise.items() if s == "calling" and v > 0))
     assert scores["teacher"] == 1.0 and scores["blank"] == 0.0, scores
     assert scores["copycat"] <= 0.25 and scores["calling"] <= 0.28 and scores["copying"] <= 0.03, scores
-    test_lines = {l.strip() for k in keys["KEYS"].values() for l in k["test"].splitlines() if len(l.strip()) > 25}
+    # the gradebook as the syllabus reads it: half the week's exercise points (the written answers not graded yet),
+    # half the project (not graded yet); the due dates of --start
+    with Gradebook(f"sqlite:///{folder / 'gradebook.db'}") as gb:
+        assert [gb.find_assignment(w).duedate.isoformat() for w in weeks] == [f"2027-01-{d}T09:00:00" for d in (11, 18, 25)]
+        share = [sum(c.max_score for nb in gb.find_assignment(w).notebooks for c in nb.grade_cells if c.cell_type == "code")
+                 / sum(c.max_score for nb in gb.find_assignment(w).notebooks for c in nb.grade_cells) for w in weeks]
+    marks = course_marks(folder / "gradebook.db")
+    print("course marks:", {k: round(v, 1) for k, v in marks.items()})
+    assert abs(marks["teacher"] - 50 * sum(share) / 3) < 1e-9 and marks["blank"] == 0, marks
+    released = "\n".join(_src(c) for p in (folder / "release").rglob("*.ipynb") for c in json.loads(p.read_text(encoding="utf-8"))["cells"])
+    test_lines = {l.strip() for k in keys["KEYS"].values() for l in k["test"].splitlines()
+                  if len(l.strip()) > 25 and l.strip() not in released}   # a line the students' notebook holds is no leak
     feedback = "\n".join(p.read_text(encoding="utf-8") for p in (folder / "feedback").rglob("*.html"))
     import html
     shown = html.unescape(re.sub(r"<[^>]+>", "", feedback))
@@ -332,7 +345,17 @@ wait(() => window.xgReveal && document.querySelector('.reveal.ready') && window.
     const subs = s.querySelectorAll(':scope > section');
     (subs.length ? Array.from(subs, (_, j) => j) : [0]).forEach(j => {
       R.slide(i, j); const sec = R.getCurrentSlide();
-      out.push({slide: [i, j], height: sec.scrollHeight, frame: H, width: sec.scrollWidth, frame_width: W, title: ((sec.querySelector('h1,h2,h3') || {}).textContent || '').slice(0, 60)});
+      let cut = 0;   // a figure whose bottom is hidden by a box that scrolls or clips it, or by the slide
+      sec.querySelectorAll('img').forEach(img => {
+        const r = img.getBoundingClientRect();
+        for (let p = img.parentElement; p && p !== sec.parentElement; p = p.parentElement) {
+          const st = getComputedStyle(p);
+          if ((p === sec || st.overflowY !== 'visible') && r.bottom > p.getBoundingClientRect().bottom + 1) { cut += 1; break; }
+        }
+      });
+      out.push({slide: [i, j], height: sec.scrollHeight, frame: H, width: sec.scrollWidth, frame_width: W, cut: cut,
+                figures: sec.querySelectorAll('img').length, notes: !!sec.querySelector(':scope > aside.notes'),
+                title: ((sec.querySelector('h1,h2,h3') || {}).textContent || '').slice(0, 60)});
     });
   });
   done({ready: true, slides: out, typeset: shown,
@@ -369,7 +392,7 @@ def decks(tmp_path_factory):
     d.set_script_timeout(300)   # a loaded machine: reveal.js and MathJax may take long to start
     seen = {}
     try:
-        for stem in GRADED_UNITS + TUTORIALS:
+        for stem in GRADED_UNITS + TUTORIALS + PARTS:
             html = (out / "slides" / f"{stem}.slides.html").read_text(encoding="utf-8")
             online = re.findall(r'<(?:script|link)[^>]+(?:src|href)="(https?:[^"]+)"', html)
             assert not online, f"{stem} loads {online}"
@@ -381,7 +404,7 @@ def decks(tmp_path_factory):
 
 
 @pytest.mark.heavy
-@pytest.mark.parametrize("stem", GRADED_UNITS + TUTORIALS)
+@pytest.mark.parametrize("stem", GRADED_UNITS + TUTORIALS + PARTS)
 def test_a_deck_starts_as_slides_offline_with_its_tex_typeset(decks, stem):
     r = decks[stem]
     assert r["ready"] and len(r["slides"]) >= 3, stem
@@ -393,6 +416,17 @@ def test_no_slide_runs_past_its_frame(decks):
     over = [(s, x["title"], x["height"], x["width"]) for s, r in decks.items() for x in r["slides"]
             if x["height"] > x["frame"] + 1 or x["width"] > x["frame_width"] + 1]
     assert not over, over
+
+
+@pytest.mark.heavy
+def test_fourteen_decks_with_speaker_notes_on_every_slide_and_no_figure_cut(decks):
+    "A deck for every unit and tutorial and one per part (14), speaker notes on every slide, no figure cut by its box."
+    assert len(decks) >= 14 and {"A_naive_bayes", "B_neuralized", "C_gnb"} <= set(decks)
+    bare = [(s, x["slide"], x["title"]) for s, r in decks.items() for x in r["slides"] if not x["notes"]]
+    cut = [(s, x["slide"], x["title"]) for s, r in decks.items() for x in r["slides"] if x["cut"]]
+    figures = sum(x["figures"] for r in decks.values() for x in r["slides"])
+    print(f"{len(decks)} decks, {sum(len(r['slides']) for r in decks.values())} slides, {figures} figures, {len(cut)} cut")
+    assert figures >= 20 and not cut and not bare, (cut[:5], bare[:5])
 
 
 def test_the_build_checks_its_tools_before_writing_anything(tmp_path, monkeypatch):
