@@ -356,7 +356,7 @@ def slide_version(nb: dict) -> dict:
                 c["source"] = _no_directives(c["source"])
                 figure = _has_figure(c)
                 if figure: meta["tags"] = [*meta.get("tags", []), "xg-hide-input"]
-                short = prose < 250 or (prose < 450 and not figure and len(c["source"].splitlines()) <= 8)
+                short = prose < (150 if figure else 250) or (prose < 450 and not figure and len(c["source"].splitlines()) <= 8)
                 kind = "-" if short else "subslide"
                 prose = PROSE_PER_SLIDE                                          # the next code cell: a slide of its own
         else: kind = "skip"
