@@ -369,21 +369,37 @@ def slide_version(nb: dict) -> dict:
 # %% ../nbs/54_course.ipynb #e62fe211
 PARTS = ("A_naive_bayes", "B_neuralized", "C_gnb")   # the part pages: each part unit's deck is built from its page
 
-def _first_sentence(text: str, limit: int = 220) -> str:
-    "The first sentence of some markdown, without its heading marks, emphasis or links' targets, at most `limit` characters."
-    text = re.sub(r"\]\([^)]*\)", "]", re.sub(r"^[#>\s]+", "", text.strip(), flags=re.M)).replace("**", "").replace("\n", " ")
-    m = re.match(r"(.+?[.!?])(\s|$)", text)
-    s = (m[1] if m else text).strip()
+def _first_sentence(text: str, limit: int = 240) -> str:
+    """What to say on a slide: the first sentence of its prose (its heading left out, which the slide shows; a bold
+    lead like "**Sources.**" read with the sentence after it), without emphasis or links' targets, at most `limit` characters."""
+    body = [l for l in text.strip().splitlines() if not l.lstrip().startswith("#")]
+    text = re.sub(r"\]\([^)]*\)", "]", re.sub(r"^[>\s]+", "", "\n".join(body).strip() or text.strip().lstrip("# "), flags=re.M))
+    text = text.replace("**", "").replace("\n", " ").strip()
+    sentences = re.findall(r".+?[.!?](?=\s|$)|.+$", text)
+    s = " ".join(x.strip() for x in sentences[:2]) if sentences and len(sentences[0]) < 40 else (sentences[0].strip() if sentences else text)
     return s if len(s) <= limit else s[:limit].rsplit(" ", 1)[0] + " ..."
+
+_LEADS = {"Sources": "Who has read one of these? What question was it answering?",
+          "The paper": "What would you need to see to believe this paper's main claim?",
+          "Learning objectives": "Which of these can you already do, and which looks hardest?",
+          "Where this unit sits": "What from the unit before do we need here? Who can recall it in a sentence?",
+          "Time": "How would you split this time between the exercises, if you were teaching it?"}
 
 def _question(section: list[dict]) -> str:
     "A question to ask the room about a slide, from what it holds."
     text = " ".join(c["source"] for c in section if c["cell_type"] == "markdown")
+    lead = re.match(r"\s*(?:#+ [^\n]*\n+)?\*\*([^*.]+)\.?\*\*", text)
+    if lead and lead[1].strip() in _LEADS: return _LEADS[lead[1].strip()]
     if any(_has_figure(c) for c in section): return "Before I read it to you: what do the axes show, and what do you expect the figure to say?"
     if re.search(r"Exercise|Quiz", text): return "Two minutes in pairs: what is your first step, and how will you check the answer?"
-    if "$" in text: return "Which term of this formula carries the idea, and what would change if it were zero?"
+    symbol = re.search(r"\$([^$]{1,40})\$", text)
+    if symbol: return f"What does ${symbol[1]}$ stand for here, and what would change if it were zero, or doubled?"
     if any(c["cell_type"] == "code" for c in section): return "What will this cell print? Guess before we run it."
-    return "Who can put this slide's point in one sentence of their own, and say why it matters here?"
+    claim = _first_sentence(text, 400) if text.strip() else ""
+    if 30 < len(claim) <= 160 and not re.match(r"[\d`\[*-]", claim):
+        return f"Why should this hold: \"{claim}\" Who can argue it, or find a case where it fails?"
+    if re.search(r"^\s*(\d+\.|-) ", text, re.M): return "Which of these would you look at first, and why?"
+    return "What is the one thing on this slide you would explain to a neighbour? Thirty seconds, then tell us."
 
 def with_notes(slides: dict, minutes: float) -> dict:
     """A deck (`slide_version`) with speaker notes on each slide and sub-slide (a reveal.js `notes` cell): what to say,
@@ -397,7 +413,8 @@ def with_notes(slides: dict, minutes: float) -> dict:
     for s, w in reversed(list(zip(sections, weight))):
         cells = [nb["cells"][i] for i in s]
         prose = next((c["source"] for c in cells if c["cell_type"] == "markdown" and c["source"].strip()), "")
-        say = _first_sentence(prose) if prose else "Read the figure with the room, axis by axis."
+        say = (_first_sentence(prose) if prose else "Read the figure with the room, axis by axis." if any(_has_figure(c) for c in cells)
+               else "Run it with the room, and read what it prints against the claim before it.")
         note = (f"**Say** ({max(1, round(minutes * w / sum(weight)))} min): {say}\n\n**Ask the room:** {_question(cells)}")
         nb["cells"].insert(s[-1] + 1, {"cell_type": "markdown", "metadata": {"slideshow": {"slide_type": "notes"}}, "source": note})
     return nb
