@@ -509,3 +509,33 @@ def test_the_nbgrader_option_refuses_a_course_folder_and_an_empty_path(tmp_path)
     r = subprocess.run(cmd + ["--nbgrader", str(folder), "--force"], cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert "ClearSolutions" in (folder / "nbgrader_config.py").read_text()
+
+
+BY_HAND = ("shapley_square_game", "shapley_observational", "shapley_naive_bayes_closed_form", "lrp_zero_rule",
+           "lrp_conservation", "lrp_saturation", "flipping_aufc", "flipping_order", "flipping_ties", "dependence_copies",
+           "dependence_cmi", "dependence_tree", "dependence_first_edge", "pset_a_base_value")
+
+
+def test_every_by_hand_exercise_takes_its_functions_away_and_says_so():
+    """An exercise done by hand names what its answer may not use (`# without:` in its hidden tests), and its task
+    says that the grading takes them away; a quiz scores a point per question and its key is not its format example."""
+    from xai_geometry.course_grading import graded_version
+    from xai_geometry.course import teacher_version
+    keys, tasks = {}, {}
+    for stem in GRADED_UNITS:
+        nb = json.loads((ROOT / "nbs" / f"{stem}.ipynb").read_text(encoding="utf-8"))
+        keys.update(graded_version(teacher_version(nb))[1])
+        cells = nb["cells"]
+        for i, c in enumerate(cells):
+            m = re.search(r"# graded: (\w+)", _src(c))
+            if m: tasks[m[1]] = next(_src(d) for d in reversed(cells[:i]) if d["cell_type"] == "markdown")
+    assert set(BY_HAND) <= {g for g, k in keys.items() if k["without"]}, set(BY_HAND) - {g for g, k in keys.items() if k["without"]}
+    for g in BY_HAND:
+        named = [n for n in keys[g]["without"] if f"`{n}`" in tasks[g].split("Graded on the method")[-1]]
+        assert "taken away" in tasks[g] and named, (g, keys[g]["without"])
+    quizzes = [g for g, k in keys.items() if k["partial"]]
+    assert len(quizzes) == 4 and all(keys[g]["points"] == 3 for g in quizzes)
+    for g in quizzes:
+        example = re.search(r"e\.g\. `(\([^`]+\))`", tasks[g])[1]
+        key = tuple(re.findall(r'== "(\w)"', keys[g]["test"]))
+        assert len(key) == 3 and all(a != b for a, b in zip(ast.literal_eval(example), key)), (g, example, key)

@@ -416,7 +416,8 @@ def with_notes(slides: dict, minutes: float) -> dict:
         say = (_first_sentence(prose) if prose else "Read the figure with the room, axis by axis." if any(_has_figure(c) for c in cells)
                else "Run it with the room, and read what it prints against the claim before it.")
         note = (f"**Say** ({max(1, round(minutes * w / sum(weight)))} min): {say}\n\n**Ask the room:** {_question(cells)}")
-        nb["cells"].insert(s[-1] + 1, {"cell_type": "markdown", "metadata": {"slideshow": {"slide_type": "notes"}}, "source": note})
+        nb["cells"].insert(s[-1] + 1, {"cell_type": "markdown", "id": f"notes-{s[0]}", "metadata": {"slideshow": {"slide_type": "notes"}},
+                                       "source": note})
     return nb
 
 def part_notebook(page: dict, pages: list[dict], figures: int = 3) -> dict:
@@ -435,7 +436,7 @@ def part_notebook(page: dict, pages: list[dict], figures: int = 3) -> dict:
             if before is not None and before is not prose[0]:
                 cells.append({"cell_type": "markdown", "metadata": {}, "source": _split_prose(before["source"], 240)[-1]})
             cells.append({**nb["cells"][i], "source": "", "metadata": {}})
-    return {**page, "cells": cells}
+    return {**page, "cells": [{**c, "id": f"part-{k}"} for k, c in enumerate(cells)]}   # ids unique in the deck
 
 def slides_html(nb: dict, assets: str = "assets", minutes: float = 30.0) -> str:
     """reveal.js slides of a notebook (nbconvert), from its saved outputs (nothing is executed), with speaker notes
