@@ -539,3 +539,17 @@ def test_every_by_hand_exercise_takes_its_functions_away_and_says_so():
         example = re.search(r"e\.g\. `(\([^`]+\))`", tasks[g])[1]
         key = tuple(re.findall(r'== "(\w)"', keys[g]["test"]))
         assert len(key) == 3 and all(a != b for a, b in zip(ast.literal_eval(example), key)), (g, example, key)
+
+
+def test_no_slide_cuts_a_sentence_around_a_formula():
+    "Where long prose is cut into sub-slides, each piece ends a sentence and the next starts one (never at a formula)."
+    from xai_geometry.course import _deck_source, _ends_sentence, slide_version
+    bad = []
+    for stem in GRADED_UNITS + TUTORIALS + PARTS:
+        cells = [c for c in slide_version(_deck_source(ROOT / "nbs", stem))["cells"] if c["cell_type"] == "markdown"]
+        for prev, c in zip(cells, cells[1:]):
+            if not re.search(r"-\d+$", str(c.get("id", ""))): continue        # a piece cut from the prose before it
+            head = c["source"].lstrip()
+            if head[:1].islower() or head.startswith("$$") or not _ends_sentence(prev["source"].split("\n\n")[-1]):
+                bad.append((stem, head[:60]))
+    assert not bad, bad[:5]
