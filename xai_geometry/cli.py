@@ -255,9 +255,12 @@ def cmd_course(args) -> int:
     "Write the course (`xai_geometry.course.build_course`): student and teacher notebooks, slides; print where."
     from xai_geometry.course import build_course
     from xai_geometry.runner import output_dir
+    grader = None
+    if args.nbgrader is not None:                       # refused before anything is written: see check_nbgrader_folder
+        from xai_geometry.course_tools import check_nbgrader_folder
+        grader = _writable_folder(check_nbgrader_folder(args.nbgrader, force=args.force), "--nbgrader")
     out = _writable_folder(args.out) if args.out else output_dir("course")
-    grader = _writable_folder(args.nbgrader, "--nbgrader") if args.nbgrader else None
-    written = build_course(out, slides=not args.no_slides, nbgrader=grader)
+    written = build_course(out, slides=not args.no_slides, nbgrader=grader, force=args.force, start=args.start)
     where = {"readme": lambda ps: f": {ps[0]}", "nbgrader": lambda ps: f" in {grader}"}
     for kind, paths in written.items(): print(f"{kind}: {len(paths)} file(s)" + where.get(kind, lambda ps: f" in {out / kind}")(paths))
     return 0
@@ -268,6 +271,8 @@ def _add_course_command(sub) -> None:
     c.add_argument("--out", default=None, help="course folder (default: _out/course/ of the checkout)")
     c.add_argument("--no-slides", action="store_true", help="no reveal.js slides (they need nbconvert, and npm for their offline assets)")
     c.add_argument("--nbgrader", default=None, metavar="DIR", help="also write an nbgrader course folder (nbgrader_config.py, source/<week>/) into DIR")
+    c.add_argument("--start", default=None, metavar="YYYY-MM-DD", help="the course's first day: the nbgrader folder's assignments are due 7, 14 and 21 days later at 09:00")
+    c.add_argument("--force", action="store_true", help="overwrite the nbgrader course folder DIR if it is one already (its nbgrader_config.py and source/)")
     c.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show the full traceback of an error")
     c.set_defaults(func=cmd_course)
 

@@ -17,9 +17,10 @@ import numpy as np
 # %% auto #0
 __all__ = ['UNITS', 'GRADED_UNITS', 'PROBLEM_SETS', 'RUBRIC', 'TUTORIALS', 'MARK', 'BEGIN', 'END', 'HIDDEN_BEGIN', 'HIDDEN_END',
            'STUB', 'TEXT_STUB', 'GRADED', 'MARK_BEGIN', 'MARK_END', 'TASK', 'WRITTEN', 'TEACHER_NOTE',
-           'PROSE_PER_SLIDE', 'README', 'Unit', 'course_mark', 'matches', 'well_formed', 'strip_solutions',
+           'PROSE_PER_SLIDE', 'PARTS', 'README', 'Unit', 'course_mark', 'matches', 'well_formed', 'strip_solutions',
            'strip_hidden_tests', 'strip_mark_scheme', 'exercises', 'written_answers', 'teacher_version',
-           'student_version', 'public_version', 'slide_version', 'slides_html', 'link_out', 'build_course']
+           'student_version', 'public_version', 'slide_version', 'with_notes', 'part_notebook', 'slides_html',
+           'link_out', 'build_course']
 
 # %% ../nbs/54_course.ipynb #2b139b1b
 @dataclass(frozen=True)
@@ -309,11 +310,20 @@ def _no_directives(src: str) -> str: return "\n".join(l for l in src.splitlines(
 
 PROSE_PER_SLIDE = 700      # characters of prose a slide holds (with 8 lines of code, or a figure, under a short one)
 
+def _ends_sentence(para: str) -> bool:
+    "Whether a paragraph ends a sentence (a display formula ending in a period counts), or is a heading, a list or a table."
+    last = para.rstrip().splitlines()[-1].strip() if para.strip() else ""
+    text = last[:-2].rstrip() if last.endswith("$$") and last != "$$" else para.rstrip().removesuffix("$$").rstrip()
+    return text.endswith((".", "?", "!", ":", "*")) or last.startswith(("#", "|", "- ", "* ", ">")) or last[:2].rstrip(".").isdigit()
+
 def _split_prose(src: str, limit: int = PROSE_PER_SLIDE) -> list[str]:
-    "Markdown cut at blank lines (never inside a `$$` block or a table) into pieces of at most `limit` characters where it can."
+    """Markdown cut at blank lines into pieces of at most `limit` characters where it can: never inside a `$$` block
+    or a table, and never inside a sentence (before a formula, or after one that the sentence goes on from)."""
     pieces, cur = [], ""
     for para in src.split("\n\n"):
-        if cur and len(cur) + len(para) > limit and cur.count("$$") % 2 == 0 and not para.lstrip().startswith("|"):
+        head = para.lstrip()
+        if (cur and len(cur) + len(para) > limit and cur.count("$$") % 2 == 0 and not head.startswith(("|", "$$"))
+                and _ends_sentence(cur.split("\n\n")[-1]) and not head[:1].islower()):
             pieces.append(cur); cur = para
         else: cur = f"{cur}\n\n{para}" if cur else para
     return pieces + [cur]
@@ -346,7 +356,7 @@ def slide_version(nb: dict) -> dict:
                 c["source"] = _no_directives(c["source"])
                 figure = _has_figure(c)
                 if figure: meta["tags"] = [*meta.get("tags", []), "xg-hide-input"]
-                short = prose < 250 or (prose < 450 and not figure and len(c["source"].splitlines()) <= 8)
+                short = prose < (150 if figure else 250) or (prose < 450 and not figure and len(c["source"].splitlines()) <= 8)
                 kind = "-" if short else "subslide"
                 prose = PROSE_PER_SLIDE                                          # the next code cell: a slide of its own
         else: kind = "skip"
@@ -355,13 +365,87 @@ def slide_version(nb: dict) -> dict:
     nb["cells"] = cells
     return nb
 
-def slides_html(nb: dict, assets: str = "assets") -> str:
-    """reveal.js slides of a notebook (nbconvert), from its saved outputs (nothing is executed), loading reveal.js,
-    MathJax, require.js and jQuery from the folder `assets` next to the deck (`course_tools.offline_slides_html`)."""
+
+# %% ../nbs/54_course.ipynb #e62fe211
+PARTS = ("A_naive_bayes", "B_neuralized", "C_gnb")   # the part pages: each part unit's deck is built from its page
+
+def _first_sentence(text: str, limit: int = 240) -> str:
+    """What to say on a slide: the first sentence of its prose (its heading left out, which the slide shows; a bold
+    lead like "**Sources.**" read with the sentence after it), without emphasis or links' targets, at most `limit` characters."""
+    body = [l for l in text.strip().splitlines() if not l.lstrip().startswith("#")]
+    text = re.sub(r"\]\([^)]*\)", "]", re.sub(r"^[>\s]+", "", "\n".join(body).strip() or text.strip().lstrip("# "), flags=re.M))
+    text = text.replace("**", "").replace("\n", " ").strip()
+    sentences = re.findall(r".+?[.!?](?=\s|$)|.+$", text)
+    s = " ".join(x.strip() for x in sentences[:2]) if sentences and len(sentences[0]) < 40 else (sentences[0].strip() if sentences else text)
+    return s if len(s) <= limit else s[:limit].rsplit(" ", 1)[0] + " ..."
+
+_LEADS = {"Sources": "Who has read one of these? What question was it answering?",
+          "The paper": "What would you need to see to believe this paper's main claim?",
+          "Learning objectives": "Which of these can you already do, and which looks hardest?",
+          "Where this unit sits": "What from the unit before do we need here? Who can recall it in a sentence?",
+          "Time": "How would you split this time between the exercises, if you were teaching it?"}
+
+def _question(section: list[dict]) -> str:
+    "A question to ask the room about a slide, from what it holds."
+    text = " ".join(c["source"] for c in section if c["cell_type"] == "markdown")
+    lead = re.match(r"\s*(?:#+ [^\n]*\n+)?\*\*([^*.]+)\.?\*\*", text)
+    if lead and lead[1].strip() in _LEADS: return _LEADS[lead[1].strip()]
+    if any(_has_figure(c) for c in section): return "Before I read it to you: what do the axes show, and what do you expect the figure to say?"
+    if re.search(r"Exercise|Quiz", text): return "Two minutes in pairs: what is your first step, and how will you check the answer?"
+    symbol = re.search(r"\$([^$]{1,40})\$", text)
+    if symbol: return f"What does ${symbol[1]}$ stand for here, and what would change if it were zero, or doubled?"
+    if any(c["cell_type"] == "code" for c in section): return "What will this cell print? Guess before we run it."
+    claim = _first_sentence(text, 400) if text.strip() else ""
+    if 30 < len(claim) <= 160 and not re.match(r"[\d`\[*-]", claim):
+        return f"Why should this hold: \"{claim}\" Who can argue it, or find a case where it fails?"
+    if re.search(r"^\s*(\d+\.|-) ", text, re.M): return "Which of these would you look at first, and why?"
+    return "What is the one thing on this slide you would explain to a neighbour? Thirty seconds, then tell us."
+
+def with_notes(slides: dict, minutes: float) -> dict:
+    """A deck (`slide_version`) with speaker notes on each slide and sub-slide (a reveal.js `notes` cell): what to say,
+    the question to the room and the minutes the slide gets, `minutes` shared in proportion to the prose and figures."""
+    nb, sections = copy.deepcopy(slides), []
+    for i, c in enumerate(nb["cells"]):
+        kind = c["metadata"].get("slideshow", {}).get("slide_type")
+        if kind in ("slide", "subslide") or (not sections and kind not in ("skip", None)): sections.append([])
+        if sections and kind not in ("skip", None): sections[-1].append(i)
+    weight = [sum(len(nb["cells"][i]["source"]) if nb["cells"][i]["cell_type"] == "markdown" else 300 for i in s) + 100 for s in sections]
+    for s, w in reversed(list(zip(sections, weight))):
+        cells = [nb["cells"][i] for i in s]
+        prose = next((c["source"] for c in cells if c["cell_type"] == "markdown" and c["source"].strip()), "")
+        say = (_first_sentence(prose) if prose else "Read the figure with the room, axis by axis." if any(_has_figure(c) for c in cells)
+               else "Run it with the room, and read what it prints against the claim before it.")
+        note = (f"**Say** ({max(1, round(minutes * w / sum(weight)))} min): {say}\n\n**Ask the room:** {_question(cells)}")
+        nb["cells"].insert(s[-1] + 1, {"cell_type": "markdown", "id": f"notes-{s[0]}", "metadata": {"slideshow": {"slide_type": "notes"}},
+                                       "source": note})
+    return nb
+
+def part_notebook(page: dict, pages: list[dict], figures: int = 3) -> dict:
+    """The notebook of a part unit's deck: the part `page` whole, then of each of the unit's `pages` its title (a
+    slide), its opening paragraph and up to `figures` figures, each under the paragraph before it (its code left out)."""
+    page, cells = _normalized(page), []
+    cells += page["cells"]
+    for nb in map(_normalized, pages):
+        prose = [c for c in nb["cells"] if c["cell_type"] == "markdown" and not _is_solution(c) and not _task(c)]
+        if not prose: continue
+        title = prose[0]["source"].lstrip().splitlines()[0].lstrip("# ")
+        cells.append({"cell_type": "markdown", "metadata": {}, "source": f"## {title}\n\n" + _split_prose(prose[0]["source"].split("\n", 1)[-1].strip() or title, 450)[0]})
+        shown = [i for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code" and _has_figure(c) and not _graded(c)][:figures]
+        for i in shown:
+            before = next((c for c in reversed(nb["cells"][:i]) if c["cell_type"] == "markdown"), None)
+            if before is not None and before is not prose[0]:
+                cells.append({"cell_type": "markdown", "metadata": {}, "source": _split_prose(before["source"], 240)[-1]})
+            cells.append({**nb["cells"][i], "source": "", "metadata": {}})
+    return {**page, "cells": [{**c, "id": f"part-{k}"} for k, c in enumerate(cells)]}   # ids unique in the deck
+
+def slides_html(nb: dict, assets: str = "assets", minutes: float = 30.0) -> str:
+    """reveal.js slides of a notebook (nbconvert), from its saved outputs (nothing is executed), with speaker notes
+    for `minutes` of class (`with_notes`, below), loading reveal.js, MathJax, require.js and jQuery from the folder
+    `assets` next to the deck (`course_tools.offline_slides_html`)."""
     import nbformat
     from xai_geometry.course_tools import offline_slides_html
-    return offline_slides_html(nbformat.reads(json.dumps(slide_version(nb)), as_version=4), assets)  # outputs' lines joined
-
+    deck = with_notes(slide_version(nb), minutes)
+    return offline_slides_html(nbformat.reads(json.dumps(deck), as_version=4), assets)  # outputs' lines joined
 
 # %% ../nbs/54_course.ipynb #ffab32ab
 def _read(path: Path) -> dict: return json.loads(path.read_text(encoding="utf-8"))
@@ -379,7 +463,7 @@ def _source_folder(nbs) -> Path:
                              "(git clone https://github.com/xai-geometry/xai_geometry)")
         nbs = root / "nbs"
     nbs = Path(nbs)
-    missing = [s for s in GRADED_UNITS + TUTORIALS if not (nbs / f"{s}.ipynb").is_file()]
+    missing = [s for s in GRADED_UNITS + TUTORIALS + PARTS if not (nbs / f"{s}.ipynb").is_file()]
     if missing: raise UsageError(f"{nbs}: notebook(s) {', '.join(missing)} missing; is it the nbs/ folder of the checkout?")
     return nbs
 
@@ -403,19 +487,41 @@ def link_out(nb: dict, here: set, docs_url: str | None) -> dict:
         if c["cell_type"] == "markdown": c["source"] = _LINK.sub(repl, c["source"])
     return nb
 
+def _deck_minutes(stem: str) -> float:
+    "A deck's class time: its unit's time in class, shared among the unit's decks."
+    unit = next(u for u in UNITS if stem in u.notebooks)
+    return 60 * unit.in_class / sum(s in GRADED_UNITS + TUTORIALS + PARTS for s in unit.notebooks)
+
+def _deck_source(nbs: Path, stem: str) -> dict:
+    "The notebook a deck is made of: the unit's own, or for a part page the part's deck (`part_notebook`)."
+    if stem not in PARTS: return _read(nbs / f"{stem}.ipynb")
+    unit = next(u for u in UNITS if stem in u.notebooks)
+    return part_notebook(_read(nbs / f"{stem}.ipynb"), [_read(nbs / f"{s}.ipynb") for s in unit.notebooks
+                                                        if s != stem and s not in GRADED_UNITS and (nbs / f"{s}.ipynb").is_file()])
+
 def build_course(out,                         # folder that receives student/, teacher/, slides/ and README.md
                  *, nbs=None,                 # the source notebooks (default: nbs/ of the checkout)
                  slides: bool = True,         # also write the reveal.js slides (nbconvert) with their assets
                  nbgrader=None,               # also write an nbgrader course folder there (config + source/<week>/)
+                 force: bool = False,         # overwrite an existing nbgrader course folder (else refused)
+                 start=None,                  # the course's first day (YYYY-MM-DD): the nbgrader assignments' due dates
                 ) -> dict[str, list[Path]]:
     """Write the course: for each graded unit a student notebook (no solution, no hidden test, no output; only its
     graded checks fail, each with its hint) and a teacher notebook (solutions, hidden tests and outputs, nbgrader's
-    metadata: the `source` version `nbgrader generate_assignment` reads); slides for every unit and tutorial that
+    metadata: the `source` version `nbgrader generate_assignment` reads, its hidden tests calls of the graders in
+    `teacher/course_graders.py`, the answer key); slides for every unit and tutorial that
     work offline (their reveal.js and MathJax in `slides/assets/`); with `nbgrader`, an nbgrader course folder.
-    The tools are checked first: nothing is written when one is missing. Reads nothing but `nbs`."""
-    from xai_geometry.course_tools import check_tools, copy_slide_assets, find_slide_assets, write_nbgrader_course
+    The tools are checked first, and an existing nbgrader course folder is refused unless `force`: nothing is written
+    then. Reads nothing but `nbs`."""
+    from xai_geometry.course_grading import GRADERS, graded_version, graders_module
+    from xai_geometry.course_tools import (check_nbgrader_folder, check_tools, copy_slide_assets, find_slide_assets,
+                                           write_nbgrader_course)
     from xai_geometry.runner import UsageError
     check_tools(slides=slides, nbgrader=nbgrader is not None)
+    if nbgrader is not None: nbgrader = check_nbgrader_folder(nbgrader, force=force)
+    if start is not None:
+        from xai_geometry.course_tools import due_dates
+        due_dates(start)                                                   # a bad date refused before anything is written
     nbs, out = _source_folder(nbs), Path(out)
     assets = find_slide_assets(nbs.parent) if slides else None
     if slides and assets is None:
@@ -424,24 +530,28 @@ def build_course(out,                         # folder that receives student/, t
     dirs = {k: out / k for k in ("student", "teacher") + (("slides",) if slides else ())}
     for d in dirs.values(): d.mkdir(parents=True, exist_ok=True)
     written = {k: [] for k in dirs}
-    table, docs_url, here, teachers = [], _docs_url(nbs), set(GRADED_UNITS), {}
+    table, docs_url, here, teachers, keys = [], _docs_url(nbs), set(GRADED_UNITS), {}, {}
     for stem in GRADED_UNITS:
         nb = link_out(_read(nbs / f"{stem}.ipynb"), here, docs_url)
         ex = exercises(nb)
         if not ex: raise ValueError(f"{stem}: a graded unit without a graded check")
-        teachers[stem] = teacher_version(nb)
+        teachers[stem], key = graded_version(teacher_version(nb))          # hidden tests -> grade("id"), keys apart
+        keys.update(key)
         written["teacher"].append(_write(teachers[stem], dirs["teacher"] / f"{stem}.ipynb"))
         written["student"].append(_write(student_version(nb), dirs["student"] / f"{stem}.ipynb"))
         table += [f"| {stem} | {e['grade_id']} | auto-graded (hidden tests) | {e['points']:g} |" for e in ex]
         table += [f"| {stem} | {w['grade_id']} | written, graded by hand | {w['points']:g} |" for w in written_answers(nb)]
+    graders = dirs["teacher"] / f"{GRADERS}.py"
+    graders.write_text(graders_module(keys), encoding="utf-8")
+    written["teacher"].append(graders)
     if slides:
         copy_slide_assets(assets, dirs["slides"] / "assets")
-        for stem in GRADED_UNITS + TUTORIALS:
+        for stem in GRADED_UNITS + TUTORIALS + PARTS:
             p = dirs["slides"] / f"{stem}.slides.html"
-            nb = link_out(_read(nbs / f"{stem}.ipynb"), set(), docs_url)      # a slide links to the site's pages
-            p.write_text(slides_html(nb), encoding="utf-8")
+            nb = link_out(_deck_source(nbs, stem), set(), docs_url)          # a slide links to the site's pages
+            p.write_text(slides_html(nb, minutes=_deck_minutes(stem)), encoding="utf-8")
             written["slides"].append(p)
-    if nbgrader is not None: written["nbgrader"] = write_nbgrader_course(nbgrader, teachers)
+    if nbgrader is not None: written["nbgrader"] = write_nbgrader_course(nbgrader, teachers, keys, start)
     readme = out / "README.md"
     readme.write_text(README.format(n=len(table), units=len(GRADED_UNITS), table="\n".join(table)), encoding="utf-8")
     written["readme"] = [readme]

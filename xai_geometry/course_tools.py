@@ -12,8 +12,9 @@ import subprocess
 from pathlib import Path
 
 # %% auto #0
-__all__ = ['SLIDE_PACKAGES', 'ASSIGNMENTS', 'NBGRADER_CONFIG', 'find_slide_assets', 'copy_slide_assets', 'offline_slides_html',
-           'check_tools', 'write_nbgrader_course']
+__all__ = ['SLIDE_PACKAGES', 'ASSIGNMENTS', 'DUE', 'NBGRADER_CONFIG', 'find_slide_assets', 'copy_slide_assets',
+           'offline_slides_html', 'due_dates', 'check_tools', 'check_nbgrader_folder', 'write_nbgrader_course',
+           'course_marks']
 
 # %% ../nbs/54a_course_tools.ipynb #3c78f76d
 SLIDE_PACKAGES = {"reveal.js": "reveal.js@4", "mathjax": "mathjax@2", "requirejs": "requirejs@2", "jquery": "jquery@3"}
@@ -68,11 +69,13 @@ _TEMPLATE = r"""{%- extends 'index.html.j2' -%}
 .reveal .slides { text-align: left; }
 .reveal .slides section .jp-RenderedHTMLCommon p, .reveal .slides section li { line-height: 1.35; }
 /* every figure and every long code or output fits its slide; what is longer scrolls inside its box */
-.reveal .slides section img { max-height: 380px; max-width: 100%; width: auto; height: auto; object-fit: contain; }
+.reveal .slides section img { max-height: 360px; max-width: 100%; width: auto; height: auto; object-fit: contain; }
 .reveal .slides section .jp-InputArea-editor .cm-editor, .reveal .slides section .jp-OutputArea-output pre {
   max-height: 240px; overflow: auto; font-size: 14px; }
 .reveal .slides section .jp-RenderedHTMLCommon table { font-size: 14px; }
 .reveal .slides section .jp-OutputArea-output { display: block; max-height: 380px; overflow: auto; }
+/* a figure is never cut by a scrolling box: its output grows to the figure, which is bounded above */
+.reveal .slides section .jp-OutputArea-output:has(img) { max-height: none; overflow: visible; }
 </style>
 {%- endblock html_head_css -%}
 {% block footer_js %}{{ super() }}
@@ -102,6 +105,16 @@ def offline_slides_html(nb, assets: str = "assets") -> str:
 ASSIGNMENTS = {"week1": ("50_foundations_shapley", "57_problem_set_a"),
                "week2": ("51_foundations_lrp", "52_foundations_evaluation", "58_problem_set_b"),
                "week3": ("53_foundations_dependence", "59_problem_set_c")}   # nbgrader's assignments: a week's graded units
+DUE = {"week1": 7, "week2": 14, "week3": 21}   # a week's assignment is due this many days after the course's first day, 09:00
+
+def due_dates(start) -> dict[str, "datetime"]:
+    """The due date of each week's assignment for a course whose first day is `start` (a date or "YYYY-MM-DD"): 09:00
+    on the same weekday a week later (`DUE`), when the week's problem set and its project are handed in."""
+    from datetime import date, datetime, time, timedelta
+    from xai_geometry.runner import UsageError
+    try: day = start if isinstance(start, date) else date.fromisoformat(str(start))
+    except ValueError: raise UsageError(f"--start {start}: not a date; give the course's first day as YYYY-MM-DD") from None
+    return {w: datetime.combine(day + timedelta(days=d), time(9)) for w, d in DUE.items()}
 
 NBGRADER_CONFIG = '''c = get_config()
 c.CourseDirectory.course_id = "xai-geometry"
@@ -110,6 +123,20 @@ c.CourseDirectory.course_id = "xai-geometry"
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE"}
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 c.Execute.timeout = 600          # seconds per cell: the problem sets fit models and draw flipping curves
+
+# The hidden tests call the graders of graders/course_graders.py (the answer key, never released): the kernels that
+# nbgrader starts find them on their PYTHONPATH.
+import os
+_graders = os.path.join(os.path.dirname(os.path.abspath(__file__)), "graders")
+os.environ["PYTHONPATH"] = os.pathsep.join([_graders] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != _graders])
+
+# Feedback without the key: nbgrader's generate_feedback writes each cell's source; without these two it would hand
+# the students the hidden tests and the projects' mark schemes.
+from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
+from nbgrader.preprocessors import ClearHiddenTests, ClearMarkScheme, GetGrades
+c.GenerateFeedback.preprocessors = [ClearHiddenTests, ClearMarkScheme, GetGrades, CSSHTMLHeaderPreprocessor]
+# and a failure's traceback is its last line, the hint: no line of the check cell around it
+c.Execute.extra_arguments = ["--InteractiveShell.xmode=Minimal"]
 '''
 
 def check_tools(*, slides: bool = False, nbgrader: bool = False) -> None:
@@ -123,19 +150,67 @@ def check_tools(*, slides: bool = False, nbgrader: bool = False) -> None:
         raise UsageError(f"the course needs {', '.join(missing)} (pip install -e \".[dev,course]\")"
                          + ("; or build without the slides (--no-slides)" if slides and set(missing) & {"nbconvert", "jinja2"} else ""))
 
-def write_nbgrader_course(folder, teacher: dict[str, dict]) -> list[Path]:
-    """An nbgrader course folder: `nbgrader_config.py` (the code stub that keeps "only the graded checks fail") and
-    `source/<week>/<unit>.ipynb`, the teacher's notebooks (`teacher`: stem -> notebook) by week. Then, in `folder`:
+def check_nbgrader_folder(folder, *, force: bool = False) -> Path:
+    """The nbgrader course folder `folder`, refused (a `UsageError`, before anything is written) when it is an empty
+    path, or already a course folder (its `nbgrader_config.py` or `source/` there: the teacher's configuration and
+    edited notebooks) unless `force`, as nbgrader's own `quickstart` refuses without `--force`."""
+    from xai_geometry.runner import UsageError
+    if folder is None or not str(folder).strip():
+        raise UsageError("--nbgrader: an empty path; name the folder of the nbgrader course")
+    folder = Path(folder)
+    there = [n for n in ("nbgrader_config.py", "source") if (folder / n).exists()]
+    if there and not force:
+        raise UsageError(f"--nbgrader {folder}: already an nbgrader course folder ({' and '.join(there)} there, which "
+                         "this would overwrite); choose a new folder, or add --force to overwrite them")
+    return folder
+
+def write_nbgrader_course(folder, teacher: dict[str, dict], keys: dict | None = None, start=None) -> list[Path]:
+    """An nbgrader course folder: `nbgrader_config.py` (the code stub that keeps "only the graded checks fail", the
+    graders on the kernels' path, feedback without hidden tests or mark schemes), `graders/course_graders.py` (the
+    graders' `keys`, `course_grading.graders_module`) and `source/<week>/<unit>.ipynb`, the teacher's notebooks
+    (`teacher`: stem -> notebook) by week. With the course's first day `start`, nbgrader's `gradebook.db` holding the
+    three assignments with their due dates (`due_dates`), which autograde's late-submission rule reads. Then, in `folder`:
     `nbgrader generate_assignment week1`, collect the submissions into `submitted/<student>/week1/`,
     `nbgrader autograde week1`, grade the written answers in the formgrader, `nbgrader export`."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     written = [folder / "nbgrader_config.py"]
     written[0].write_text(NBGRADER_CONFIG, encoding="utf-8")
+    from xai_geometry.course_grading import GRADERS, graders_module
+    (folder / "graders").mkdir(exist_ok=True)
+    written.append(folder / "graders" / f"{GRADERS}.py")
+    written[-1].write_text(graders_module(keys or {}), encoding="utf-8")
     for week, stems in ASSIGNMENTS.items():
         (folder / "source" / week).mkdir(parents=True, exist_ok=True)
         for s in stems:
             p = folder / "source" / week / f"{s}.ipynb"
             p.write_text(json.dumps(teacher[s], indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
             written.append(p)
+    if start is not None:
+        from nbgrader.api import Gradebook
+        with Gradebook(f"sqlite:///{(folder / 'gradebook.db').resolve()}") as gb:
+            for week, due in due_dates(start).items(): gb.update_or_create_assignment(week, duedate=due)
+        written.append(folder / "gradebook.db")
     return written
+
+def course_marks(gradebook) -> dict[str, float]:
+    """Each student's course mark out of 100 (`course.course_mark`) from nbgrader's gradebook (the course folder's
+    `gradebook.db`, after autograde and the hand grading): per week, the exercise points scored (hidden tests and
+    written answers) over those possible, and the project (its task cell, graded with the rubric out of 100), weighed
+    as `MARK` says; a week not submitted counts 0. (nbgrader's own total weighs a project at 100 of the week's ~115 points.)"""
+    from nbgrader.api import Gradebook, MissingEntry, TaskCell
+    from xai_geometry.course import course_mark
+    from xai_geometry.runner import UsageError
+    if not Path(gradebook).is_file(): raise UsageError(f"{gradebook}: no gradebook there (nbgrader writes gradebook.db in the course folder)")
+    marks = {}
+    with Gradebook(f"sqlite:///{Path(gradebook).resolve()}") as gb:
+        possible = {w: sum(c.max_score for nb in gb.find_assignment(w).notebooks for c in nb.grade_cells) for w in ASSIGNMENTS}
+        for student in gb.students:
+            weeks = {}
+            for week in ASSIGNMENTS:
+                try: grades = [g for nb in gb.find_submission(week, student.id).notebooks for g in nb.grades]
+                except MissingEntry: grades = []
+                project = sum(g.score or 0 for g in grades if isinstance(g.cell, TaskCell))
+                weeks[week] = (sum(g.score or 0 for g in grades if not isinstance(g.cell, TaskCell)), possible[week], project)
+            marks[student.id] = course_mark(weeks)
+    return marks
