@@ -254,3 +254,21 @@ def test_kmeans_with_identical_centres_is_explained_with_a_given_beta():
     assert np.isfinite(e.values).all() and e.info["beta"] == 1.0
     km.cluster_centers_[1] = km.cluster_centers_[0] + 1e-12          # equal up to rounding: explained, no assertion
     assert np.isfinite(xg.explain(km, X[:5]).values).all()
+
+
+# ---- part B's Table 2 reads the registry
+
+def test_part_b_columns_are_the_registrys_classes_and_the_second_tables_are_gone():
+    import xai_geometry.experiments.part_b_methods as P
+    from xai_geometry.explainers import baselines, reference
+    for gone in ("BASELINES", "eta_caption", "_rbf_gamma"):
+        assert not hasattr(P, gone), gone
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 4)); y = (X[:, 0] - X[:, 1] > 0).astype(int)
+    svc = SVC(gamma=0.5).fit(X[:80], y[:80])
+    for m, direct in [("occlusion", lambda: baselines.occlusion(svc, X[80:84], background=X[:80], random_state=1)),
+                      ("shapley_mean", lambda: baselines.kernel_shap_mean(svc, X[80:84], background=X[:80], random_state=1))]:
+        np.testing.assert_array_equal(P.relevance(m, svc, X[80:84], X[:80], random_state=1), direct())
+    pytest.importorskip("shap")
+    np.testing.assert_array_equal(P.relevance("kernel_shap:mean", svc, X[80:82], X[:80], random_state=1, nsamples=40),
+                                  reference.kernel_shap_reference(svc, X[80:82], X[:80], random_state=1, nsamples=40, background="mean"))

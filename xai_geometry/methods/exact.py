@@ -59,9 +59,21 @@ class Exact(Method):
         raise NotImplementedError(f"{cls.__name__}.prepare_estimator")
 
 class ThroughColumns:
-    "An exact method prepared for a pipeline's final model, called on raw rows: the rows transformed, the values summed per raw column."
-    def __init__(self, columns, inner): self.columns_, self.inner, self.final_ = columns, inner, columns.final
+    """An exact method prepared for a pipeline's final model, called on raw rows: the rows transformed, the values
+    summed per raw column. When each transformed column is its raw column (scalers) and the prepared method reads
+    checked rows directly (`on_rows`), the rows are checked once and the explanation built once."""
+    def __init__(self, columns, inner):
+        self.columns_, self.inner, self.final_ = columns, inner, columns.final
+        rc = columns
+        self._direct = (getattr(inner, "on_rows", None) if rc.traceable and len(rc.origin) == rc.n_raw
+                        and (rc.origin == range(rc.n_raw)).all() else None)
+        self._info = dict(pipeline=rc.describe(), columns="each raw column's value is the sum of its transformed columns' values")
     background_ = property(lambda self: getattr(self.inner, "background_", None))
     def __call__(self, X) -> Explanation:
+        if self._direct is not None:
+            _, Z = self.columns_.checked_transform(X, "X")
+            Z = Z.to_numpy(dtype=float) if hasattr(Z, "columns") else Z
+            e = self._direct(Z, self.columns_.raw_rows(X), self.columns_.raw_names, method=", summed per raw column", **self._info)
+            if e is not None: return e
         e = self.inner(self.columns_.transform(X, "X"))
         return _to_raw_columns(self.columns_, e, X)

@@ -80,8 +80,7 @@ class NeuralizedKMeans:
         self.cluster_centers_ = dense(model.cluster_centers_, "the model's cluster centres")
         if len(self.cluster_centers_) < 2:
             raise ValueError("model has a single cluster: its logit min over competitors is empty; fit n_clusters ≥ 2")
-        with np.errstate(divide="ignore"):                    # two identical centres: an infinite heuristic
-            self.beta_ = heuristic_beta_kmeans(self.cluster_centers_) if beta is None else float(beta)
+        with np.errstate(divide="ignore"): self.beta_ = heuristic_beta_kmeans(self.cluster_centers_) if beta is None else float(beta)
         if not np.isfinite(self.beta_): self.beta_ = None     # two identical centres: no default β, a given one is needed
         self.centre_ = self.cluster_centers_.mean(axis=0)
         self.n_features_in_ = self.cluster_centers_.shape[1]

@@ -335,11 +335,18 @@ class Prepared:
         if type(X).__module__.startswith("dask"): return explain(self.model, X, **self.options)   # lazily, per partition
         if self.own: return _own_explanation(self.net, self.core, X, beta=self.beta)
         rows, data, names = self.net.explanation_rows(X)
+        return self.on_rows(rows, data, names)
+
+    def on_rows(self, rows, data, names, *, method: str = "", **info) -> Explanation | None:
+        """The explanation at `rows` already checked, in the network's columns (a pipeline adapter's output), with the
+        given `data` and `names` (the raw rows), `method` added to the rule's words and `info` to its own; None for
+        the one-class and k-means networks (their own explanation)."""
+        if self.own: return None
         terms = self.core._all_terms(rows, self.rule)
-        info = dict(self.info)
+        info = {**self.info, **info}
         if self.names is None: info["class"] = self.label
         return Explanation(values=terms.relevance, base_values=terms.root + terms.gap, data=data, feature_names=names,
-                           output_names=self.names, output=self.what, method=self.method, info=info)
+                           output_names=self.names, output=self.what, method=self.method + method, info=info)
 
 def explain(model,                            # fitted model or Pipeline (see `neuralize`), or a network of part B
             X,                                # (n, d) points: array or DataFrame (matched to the model's columns by name)
