@@ -20,8 +20,8 @@ from sklearn.utils.validation import check_array, column_or_1d
 # %% auto #0
 __all__ = ['AFFINE_STEPS', 'PER_FEATURE_STEPS', 'InvalidParameterError', 'Interval', 'Options', 'StrOptions', 'HasMethods',
            'check_params', 'validate_params', 'warn_deprecated', 'keyword_only', 'check_features', 'check_target',
-           'check_finite_output', 'rbf_gamma', 'check_points', 'check_fitted', 'check_per_feature_step',
-           'pipeline_parts']
+           'check_finite_output', 'rbf_gamma', 'check_points', 'check_fitted', 'estimator_type',
+           'check_per_feature_step', 'pipeline_parts']
 
 # %% ../nbs/08a_validation.ipynb #6fc56084
 class InvalidParameterError(ValueError, TypeError):
@@ -338,6 +338,13 @@ def check_fitted(model, name: str = "model") -> None:
     own = getattr(model, "__sklearn_is_fitted__", None)
     fitted = own() if callable(own) else any(k.endswith("_") and not k.startswith("_") for k in vars(model))
     if not fitted: raise NotFittedError(f"{name} {type(model).__name__} is not fitted yet: call fit first")
+
+# %% ../nbs/08a_validation.ipynb #61bb7973
+def estimator_type(model) -> str | None:
+    "\"classifier\", \"regressor\", or None (neither, or a model of another library that scikit-learn cannot read)."
+    from sklearn.base import is_classifier, is_regressor
+    try: return "classifier" if is_classifier(model) else "regressor" if is_regressor(model) else None
+    except (AttributeError, TypeError): return None
 
 # %% ../nbs/08a_validation.ipynb #2089ccba
 AFFINE_STEPS = ("StandardScaler", "MinMaxScaler", "MaxAbsScaler", "RobustScaler")   # x_j -> a_j x_j + b_j

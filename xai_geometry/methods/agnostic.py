@@ -19,7 +19,7 @@ from ..explainers.pipelines import RawColumns
 from ..explainers.baselines import (Background, ExplainedModel, KernelCoalitions, explained_model, gradient_x_input,
     integrated_gradients, kernel_shap, kernel_shap_mean, lime, occlusion, sensitivity, shapley_sampling)
 from ..explainers.reference import lime_tabular, shap_kernel
-from ..validation import check_points
+from ..validation import check_points, estimator_type
 
 # %% auto #0
 __all__ = ['ModelAgnostic', 'AgnosticExplainer', 'GradientXInput', 'Sensitivity', 'IntegratedGradients', 'Occlusion',
@@ -75,7 +75,7 @@ class ModelAgnostic(Method):
     def refusal(cls, model) -> str | None:
         if isinstance(model, type): return f"{model.__name__} is a class, not a fitted model"
         if not hasattr(model, "fit"): return f"{type(model).__name__} is not a scikit-learn estimator"
-        if not (is_classifier(model) or is_regressor(model)):
+        if estimator_type(model) is None:
             return (f"{type(model).__name__} is neither a classifier nor a regressor (the model-agnostic methods explain a "
                     "classifier's decision function or probabilities, or a regressor's prediction)")
         if not any(callable(getattr(model, m, None)) for m in ("decision_function", "predict_proba", "predict")):

@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..explanation import Explanation, background_sample
 from .exact import Exact
 from .agnostic import _stored_rows
-from ..validation import check_points
+from ..validation import check_points, estimator_type
 
 # %% auto #0
 __all__ = ['LinearShapley', 'LinearPrepared']
@@ -58,7 +58,7 @@ class LinearShapley(Exact):
 
     @classmethod
     def covers(cls, model):
-        if not (hasattr(model, "fit") and (is_classifier(model) or is_regressor(model))):
+        if not (hasattr(model, "fit") and estimator_type(model) is not None):
             return f"{type(model).__name__} is neither a classifier nor a regressor"
         if is_classifier(model) and not callable(getattr(model, "decision_function", None)):
             return f"{type(model).__name__} has no decision_function"

@@ -210,7 +210,8 @@ class NeuralizedPipeline(Network):
         if where: self.network_.level_from = where
         if isinstance(self.network_, NeuralizedPipeline):
             raise TypeError(f"Pipeline final step {name!r} is itself a pipeline: flatten it")
-        if not hasattr(self.network_, "pools_") and not isinstance(self.network_, (NeuralizedMulticlassSVM, NeuralizedMulticlassKNN, *_OWN_EXPLANATION)):
+        if not hasattr(self.network_, "pools_") and not isinstance(self.network_, (NeuralizedMulticlassSVM, NeuralizedMulticlassKNN,
+                                                                                   NeuralizedManhattanKNN, *_OWN_EXPLANATION)):
             raise TypeError(f"Pipeline final step {name!r} ({type(final).__name__}) recodes raw rows itself: "
                             "explain it directly, without the scalers")
         self.scalers_ = [(n, s) for n, s in model.steps[:-1] if not (s is None or (isinstance(s, str) and s == "passthrough"))]
