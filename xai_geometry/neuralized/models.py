@@ -322,6 +322,7 @@ class Prepared:
         for k in given.keys() - allowed:
             raise ValueError(f"{k} does not apply to {type(core).__name__} (its options: {', '.join(sorted(allowed))})")
         self.rule = rule = core.rule(**given)
+        self._passes = core._terms if type(core)._all_terms is Network._all_terms else core._all_terms   # the two passes
         self.what, self.method = net.describe(rule)
         info = {"network": type(core).__name__, "output": "network_output", "eta": None, "beta": None, "kappa": None}
         info.update(rule.options())
@@ -343,7 +344,7 @@ class Prepared:
         given `data` and `names` (the raw rows), `method` added to the rule's words and `info` to its own; None for
         the one-class and k-means networks (their own explanation)."""
         if self.own: return None
-        terms = self.core._all_terms(rows, self.rule)
+        terms = self._passes(rows, self.rule)
         info = {**self.info, **info}
         if self.names is None: info["class"] = self.label
         return Explanation(values=terms.relevance, base_values=terms.root + terms.gap, data=data, feature_names=names,
