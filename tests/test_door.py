@@ -68,7 +68,7 @@ def test_a_step_that_mixes_columns_is_refused_by_name(step):
 def test_scaled_pipeline_equals_the_part():
     m = make_pipeline(StandardScaler(), SVC()).fit(X, y)
     ex = xg.Explainer(m)
-    assert ex.columns_ is None            # part B's network carries the scalers (NeuralizedPipeline)
+    assert ex.columns_ is not None and ex.columns_.affine   # the one pipeline adapter carries the scalers' arithmetic
     np.testing.assert_array_equal(ex(X[:5]).values, xg.neuralized.explain(m, X[:5]).values)
     np.testing.assert_array_equal(ex(X[:5]).base_values, xg.neuralized.explain(m, X[:5]).base_values)
 

@@ -14,6 +14,9 @@ PARTS = ("naive_bayes", "neuralized", "gnb")
 # and the command line on top (it launches the harness's reproductions and benchmarks by name)
 FLOORS = {"ground": 0, "explainers": 1, "naive_bayes": 2, "neuralized": 2, "gnb": 2, "methods": 3, "door": 3,
           "__init__": 3, "experiments": 4, "cli": 5}
+# the former addresses of the methods' home, which read its names (the registry is `xai_geometry.explainers` too):
+# re-exports only, no code of their own
+FACADES = ("xai_geometry.explainers", "xai_geometry.explainers.method", "xai_geometry.explainers.agnostic")
 SERVICES = ("runner", "khiops", "khiops_format", "khiops_job", "docs", "cluster")   # infrastructure of the ground floor
 
 
@@ -87,11 +90,22 @@ def test_imports_go_down_the_floors(path):
     for line, target, names in _imports(path):
         tl, ttop = _floor(target)
         if target == "xai_geometry" and set(names) <= {"__version__"}: continue    # the version, from the package's root
+        if mod in FACADES and target.startswith("xai_geometry.methods") or (mod, target) == ("xai_geometry.explainers", "xai_geometry") and names == ["methods"]:
+            continue
         if tl > lvl: bad.append(f"line {line}: {target} (floor {tl}) from floor {lvl}")
         elif tl == lvl == 2 and ttop != top:           # a sibling part: its public names only
             hidden = [n for n in names if n.startswith("_") or not _public(target, n)]
             if hidden: bad.append(f"line {line}: {target} {hidden} are a sibling part's internals")
     assert not bad, f"{mod} imports upwards or a sibling's internals:\n" + "\n".join(bad)
+
+
+def test_the_facades_only_read_the_home():
+    "A former address defines nothing: its statements are imports, a docstring, and (the registry's module) the lazy reading of the home."
+    for mod in FACADES:
+        p = PKG / Path(*mod.split(".")[1:]) / "__init__.py" if mod == "xai_geometry.explainers" else PKG / Path(*mod.split(".")[1:]).with_suffix(".py")
+        tree = ast.parse(p.read_text(encoding="utf-8"))
+        defs = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))]
+        assert set(defs) <= {"_home", "__getattr__", "_RegistryModule"}, (mod, defs)
 
 
 def test_no_import_circle():

@@ -8,6 +8,7 @@ from scipy import stats
 from xai_geometry.experiments import part_b as E
 from xai_geometry.experiments import part_b_data as PD
 from xai_geometry.runner import UsageError
+from xai_geometry.neuralized.lrp import heuristic_eta_svm
 
 
 def test_bad_keys_kinds_and_methods():
@@ -132,13 +133,13 @@ def test_a_block_does_not_depend_on_the_points_after_it():
         np.testing.assert_array_equal(r10["aufc"][m], r20["aufc"][m][:10])
     # an η column equal to another shares its relevance and its curves
     r = E.table2_task("real_estate", "svm", params={"gamma": 1.0, "C": 1.0}, n_explain=10, methods=("lrp", "lrp@code"))
-    assert E.eta_caption(1.0) == E.eta_public_code(1.0) == 0.4
+    assert heuristic_eta_svm(1.0) == E.eta_public_code(1.0) == 0.4
     np.testing.assert_array_equal(r["aufc"]["lrp"], r["aufc"]["lrp@code"])
 
 
 def test_eta_schedules_differ_where_the_public_code_clips():
     assert [E.eta_public_code(g) for g in (0.01, 0.1, 0.3, 1, 10, 100)] == [0.0, 0.0, 0.0, 0.4, 0.8, 1.0]
-    np.testing.assert_allclose([E.eta_caption(g) for g in (0.01, 0.1, 0.3, 1, 10, 100)],
+    np.testing.assert_allclose([heuristic_eta_svm(g) for g in (0.01, 0.1, 0.3, 1, 10, 100)],
                                [0.0, 0.0, 0.4 * np.log10(0.3) + 0.4, 0.4, 0.8, 1.0])
     with pytest.raises(ValueError, match="schedule must be one of"):
         E.method_eta("lrp@other", __import__("sklearn.svm", fromlist=["SVC"]).SVC(gamma=1.0))

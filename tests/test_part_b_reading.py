@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from xai_geometry.experiments import part_b as E
+from xai_geometry.neuralized.lrp import heuristic_eta_svm
 
 FIGURES = Path(__file__).resolve().parents[1] / "figures"
 COLUMNS = ["rank", "wins", "ties", "losses", *E.VERDICT_RULES]
@@ -149,7 +150,7 @@ def test_the_public_code_eta_column(committed):
     t = T[(T.model == "svm") & (T.method == "lrp")]
     gam = dict(zip(zip(t.dataset, t.seed), t.params.str.extract(r"gamma=([\d.e+-]+)")[0].astype(float)))
     S = P[P.model == "svm"]
-    same = np.array([E.eta_caption(gam[(d, s)]) == E.eta_public_code(gam[(d, s)]) for d, s in zip(S.dataset, S.seed)])
+    same = np.array([heuristic_eta_svm(gam[(d, s)]) == E.eta_public_code(gam[(d, s)]) for d, s in zip(S.dataset, S.seed)])
     assert same.any()
     np.testing.assert_array_equal(S["lrp@code"].to_numpy()[same], S["lrp"].to_numpy()[same])
 

@@ -5,13 +5,9 @@
 # %% ../nbs/48a_door.ipynb #4d5dfd30
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
-from sklearn.utils.validation import check_is_fitted
-
-from . import explainers as registry
-from . import methods as _methods        # the exact methods' classes, registered
 from .explanation import Explanation
+from .methods import resolve        # the methods' home: every class registered
+from .validation import check_fitted
 
 # %% auto #0
 __all__ = ['Explainer', 'explain', 'evaluate']
@@ -29,19 +25,25 @@ class Explainer:
     `prepared_` (the class's prepared callable), `final_` (the estimator explained), `columns_` (the pipeline's
     `RawColumns` when the explanation goes through them, or None), `background_` (the rows used, or None)."""
     def __init__(self, model, *, method: str = "auto", background=None, output: str | None = None, random_state=0, **options):
-        if isinstance(model, type): raise TypeError(f"model must be a fitted estimator, got the class {model.__name__}")
-        if hasattr(model, "fit"): check_is_fitted(model)       # (a network of part B is built from a fitted model)
-        cls = registry.resolve(model, method)
+        check_fitted(model)                                     # (a network of part B is built from a fitted model)
+        cls = resolve(model, method)
         self.model, self.method, self.spec, self.output, self.random_state = model, cls.name, cls, output, random_state
         self.options = dict(options)
         self.prepared_ = cls.prepare(model, background=background, output=output, random_state=random_state, **options)
+        if not callable(self.prepared_):
+            raise TypeError(f"{cls.__qualname__}.prepare returned {type(self.prepared_).__name__}, not a callable on rows: "
+                            "a method's prepare(model, ...) returns a callable X -> Explanation")
         self.columns_ = getattr(self.prepared_, "columns_", None)
         self.final_ = getattr(self.prepared_, "final_", model)
         self.background_ = getattr(self.prepared_, "background_", None)
 
     def __call__(self, X) -> Explanation:
         "The explanation of the rows X (a DataFrame is matched to the model's columns by name)."
-        return self.prepared_(X)
+        e = self.prepared_(X)
+        if not isinstance(e, Explanation):
+            raise TypeError(f"method={self.method!r} ({self.spec.__qualname__}) gave {type(e).__name__} for the rows, not an "
+                            "Explanation: a prepared method returns xai_geometry.Explanation")
+        return e
 
     def __repr__(self) -> str:
         return f"Explainer({type(self.model).__name__}, method={self.method!r})"

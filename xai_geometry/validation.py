@@ -20,7 +20,8 @@ from sklearn.utils.validation import check_array, column_or_1d
 # %% auto #0
 __all__ = ['AFFINE_STEPS', 'PER_FEATURE_STEPS', 'InvalidParameterError', 'Interval', 'Options', 'StrOptions', 'HasMethods',
            'check_params', 'validate_params', 'warn_deprecated', 'keyword_only', 'check_features', 'check_target',
-           'check_finite_output', 'rbf_gamma', 'check_points', 'check_per_feature_step', 'pipeline_parts']
+           'check_finite_output', 'rbf_gamma', 'check_points', 'check_fitted', 'estimator_type',
+           'check_per_feature_step', 'pipeline_parts']
 
 # %% ../nbs/08a_validation.ipynb #6fc56084
 class InvalidParameterError(ValueError, TypeError):
@@ -317,6 +318,33 @@ def check_points(net,  # a fitted estimator or network (reads n_features_in_, fe
         if re.search(rf"\b{re.escape(name)}\b", str(e)): raise
         raise type(e)(f"{name}: {e}") from None
 
+
+# %% ../nbs/08a_validation.ipynb #e1b7767c
+def check_fitted(model, name: str = "model") -> None:
+    "Refuse an unfitted model with a NotFittedError that says \"not fitted\" (see the text above)."
+    from sklearn.base import BaseEstimator
+    from sklearn.exceptions import NotFittedError
+    from sklearn.utils.validation import check_is_fitted
+    if isinstance(model, type): raise TypeError(f"{name} must be a fitted estimator, got the class {model.__name__}")
+    if not hasattr(model, "fit"): return                        # a network or a function: built from a fitted model
+    if isinstance(model, BaseEstimator) or hasattr(type(model), "__sklearn_tags__"):
+        try: check_is_fitted(model)
+        except NotFittedError as e:
+            raise NotFittedError(f"{name} {type(model).__name__} is not fitted yet: call fit(X, y) first") from e
+        steps = getattr(model, "steps", None)
+        for step_name, step in (steps or [])[:-1]:
+            if hasattr(step, "fit"): check_fitted(step, f"the step {step_name!r} of the pipeline")
+        return
+    own = getattr(model, "__sklearn_is_fitted__", None)
+    fitted = own() if callable(own) else any(k.endswith("_") and not k.startswith("_") for k in vars(model))
+    if not fitted: raise NotFittedError(f"{name} {type(model).__name__} is not fitted yet: call fit first")
+
+# %% ../nbs/08a_validation.ipynb #61bb7973
+def estimator_type(model) -> str | None:
+    "\"classifier\", \"regressor\", or None (neither, or a model of another library that scikit-learn cannot read)."
+    from sklearn.base import is_classifier, is_regressor
+    try: return "classifier" if is_classifier(model) else "regressor" if is_regressor(model) else None
+    except (AttributeError, TypeError): return None
 
 # %% ../nbs/08a_validation.ipynb #2089ccba
 AFFINE_STEPS = ("StandardScaler", "MinMaxScaler", "MaxAbsScaler", "RobustScaler")   # x_j -> a_j x_j + b_j

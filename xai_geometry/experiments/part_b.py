@@ -17,7 +17,7 @@ from sklearn.datasets import make_classification
 from sklearn.svm import SVC
 
 from ..runner import RecordTable, UsageError, default_cache_dir, median_time, run_tasks, select_datasets
-from ..explainers.baselines import BASELINES, explained_model, kernel_shap
+from ..explainers.baselines import explained_model, kernel_shap
 from ..explainers.flipping import ConditionalKDEInpainter, aufc, flipping_curve
 from ..explainers.reference import kernel_shap_l1_rule, kernel_shap_reference, lime_reference, need
 from ..neuralized.knn import NeuralizedKNN
@@ -25,8 +25,8 @@ from ..neuralized.svm import NeuralizedSVM
 from .part_b_data import TABLE2_DATASETS, PAPER_SETS, VARIANT_SETS, KNN_KS, SVM_CS, SVM_GAMMAS
 from .part_b_data import binarized, fit_model, select_model, split_scale
 from .part_b_methods import (AXIS_METHODS, ETA_SCHEDULES, EXPENSIVE, EXTRA_METHODS, KERNEL_SHAP_AXIS,
-    KERNEL_SHAP_VARIANTS, KNN_ETAS, KNN_METHODS, KNN_SWEEP_METHODS, LIME_AXIS, LOCAL, LOCAL_GAMMA, METHOD_LABELS, SVM_METHODS, _rbf_gamma,
-    eta_caption, eta_public_code, gradient_x_input_g, lrp, method_eta, relevance, shapley_mean_reference)
+    KERNEL_SHAP_VARIANTS, KNN_ETAS, KNN_METHODS, KNN_SWEEP_METHODS, LIME_AXIS, LOCAL, LOCAL_GAMMA, METHOD_LABELS, SVM_METHODS,
+    eta_public_code, gradient_x_input_g, lrp, method_eta, relevance, shapley_mean_reference)
 from .part_b_verdicts import (BASELINE_SETTINGS, CLAIM_BASELINES, PAPER_CLAIMS, PAPER_DIABETES_KERNEL_SHAP,
     PAPER_DIABETES_SVM_ROW, PAPER_LRP_SVM, PAPER_SVM_GAMMA, PAPER_TABLE2_TEXT, RANKED, VERDICT_RULES, _paper_statements, _params,
     _replaced, baseline_settings, claim_counts, eta_settings, knn_sweep_counts, paired_differences, table2_frame, table2_points,
@@ -34,7 +34,7 @@ from .part_b_verdicts import (BASELINE_SETTINGS, CLAIM_BASELINES, PAPER_CLAIMS, 
 
 #: the columns (`27e_part_b_methods`) and the verdicts (`27f_part_b_verdicts`) stay importable from here
 _all_ = ["LOCAL", "LOCAL_GAMMA", "KERNEL_SHAP_VARIANTS", "KERNEL_SHAP_AXIS", "LIME_AXIS", "ETA_SCHEDULES", "SVM_METHODS", "KNN_METHODS", "EXTRA_METHODS",
-         "KNN_ETAS", "EXPENSIVE", "METHOD_LABELS", "AXIS_METHODS", "KNN_SWEEP_METHODS", "shapley_mean_reference", "eta_caption",
+         "KNN_ETAS", "EXPENSIVE", "METHOD_LABELS", "AXIS_METHODS", "KNN_SWEEP_METHODS", "shapley_mean_reference",
          "eta_public_code", "lrp", "gradient_x_input_g", "method_eta", "relevance",
          "PAPER_SVM_GAMMA", "PAPER_TABLE2_TEXT", "PAPER_CLAIMS", "PAPER_LRP_SVM", "PAPER_DIABETES_SVM_ROW", "PAPER_DIABETES_KERNEL_SHAP",
          "RANKED", "CLAIM_BASELINES", "VERDICT_RULES", "BASELINE_SETTINGS", "table2_points", "table2_frame", "table2_summary",
@@ -47,7 +47,7 @@ __all__ = ['TASK_VERSION', 'TABLE2_SEEDS', 'IMAGE_SEEDS', 'IMAGE_DIM', 'BLOCK', 
            'knn_k_task', 'kernel_shap_variants_task', 'sweep_task', 'paper_gamma_task', 'synthetic_task',
            'runtime_task', 'reproduce', 'write_part_b', 'LOCAL', 'LOCAL_GAMMA', 'KERNEL_SHAP_VARIANTS',
            'KERNEL_SHAP_AXIS', 'LIME_AXIS', 'ETA_SCHEDULES', 'SVM_METHODS', 'KNN_METHODS', 'EXTRA_METHODS', 'KNN_ETAS',
-           'EXPENSIVE', 'METHOD_LABELS', 'AXIS_METHODS', 'KNN_SWEEP_METHODS', 'shapley_mean_reference', 'eta_caption',
+           'EXPENSIVE', 'METHOD_LABELS', 'AXIS_METHODS', 'KNN_SWEEP_METHODS', 'shapley_mean_reference',
            'eta_public_code', 'lrp', 'gradient_x_input_g', 'method_eta', 'relevance', 'PAPER_SVM_GAMMA',
            'PAPER_TABLE2_TEXT', 'PAPER_CLAIMS', 'PAPER_LRP_SVM', 'PAPER_DIABETES_SVM_ROW', 'PAPER_DIABETES_KERNEL_SHAP',
            'RANKED', 'CLAIM_BASELINES', 'VERDICT_RULES', 'BASELINE_SETTINGS', 'table2_points', 'table2_frame',

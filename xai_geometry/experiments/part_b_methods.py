@@ -8,17 +8,18 @@ from __future__ import annotations
 import numpy as np
 from sklearn.svm import SVC
 
-from .. import explainers, methods  # noqa: F401  (methods: the exact methods' classes, registered)
-from ..explainers.baselines import BASELINES, explained_model, kernel_shap_mean
-from ..explainers.reference import kernel_shap_reference, lime_reference
+from .. import explainers, methods  # noqa: F401  (methods: the registry, complete)
+from ..explainers.baselines import explained_model, kernel_shap_mean
 from ..neuralized.knn import NeuralizedKNN
+from ..neuralized.lrp import heuristic_eta_svm
 from ..neuralized.svm import NeuralizedSVM
+from ..validation import rbf_gamma
 
 # %% auto #0
 __all__ = ['KERNEL_SHAP_VARIANTS', 'KERNEL_SHAP_AXIS', 'LIME_AXIS', 'AXIS_WORDS', 'ETA_SCHEDULES', 'SVM_METHODS', 'KNN_METHODS',
            'EXTRA_METHODS', 'KNN_ETAS', 'EXPENSIVE', 'LOCAL_GAMMA', 'LOCAL', 'AXIS_METHODS', 'KNN_SWEEP_METHODS',
-           'COMPUTED_BY', 'METHOD_LABELS', 'METHOD_COLOURS', 'shapley_mean_reference', 'eta_caption', 'eta_public_code',
-           'lrp', 'gradient_x_input_g', 'column_row', 'column_label', 'column_colour', 'method_eta', 'relevance']
+           'COMPUTED_BY', 'METHOD_LABELS', 'METHOD_COLOURS', 'shapley_mean_reference', 'eta_public_code', 'lrp',
+           'gradient_x_input_g', 'column_row', 'column_label', 'column_colour', 'method_eta', 'relevance']
 
 # %% ../../nbs/27e_part_b_methods.ipynb #938b8062
 #: KernelSHAP settings compared on one task by `kernel_shap_variants_task` (the first is Table 2's)
@@ -53,11 +54,6 @@ def shapley_mean_reference(model, X, X_train, *, random_state: int = 0) -> np.nd
     return kernel_shap_mean(model, X, background=X_train, random_state=random_state)
 
 # %% ../../nbs/27e_part_b_methods.ipynb #a4b8e355
-def eta_caption(gamma: float) -> float:
-    "Table 1's caption: η = median{0, 0.4 log10 γ + 0.4, 1} (the library's default for the SVM)."
-    return float(np.clip(0.4 * np.log10(gamma) + 0.4, 0.0, 1.0))
-
-
 def eta_public_code(gamma: float) -> float:
     """The η of the authors' public code (`compute_heuristic_eta_svm` in florianbley/lrp-for-distance-classifiers):
     0 when log10 γ < -0.5, 1 when log10 γ > 1.5, else 0.4 log10 γ + 0.4 rounded to two decimals. It differs
@@ -67,12 +63,9 @@ def eta_public_code(gamma: float) -> float:
     return 0.0 if lg < -0.5 else 1.0 if lg > 1.5 else round(0.4 * lg + 0.4, 2)
 
 
-#: the η schedules of the SVM: the columns "lrp" (the caption's) and "lrp@code" (the public code's)
-ETA_SCHEDULES = {"caption": eta_caption, "code": eta_public_code}
-
-
-def _rbf_gamma(model) -> float:
-    return float(model._gamma if isinstance(model.gamma, str) else model.gamma)
+#: the η schedules of the SVM: the columns "lrp" (Table 1's caption, the network's own default,
+#: `neuralized.lrp.heuristic_eta_svm`) and "lrp@code" (the public code's)
+ETA_SCHEDULES = {"caption": heuristic_eta_svm, "code": eta_public_code}
 
 
 def lrp(model, X, **options) -> np.ndarray:
@@ -168,51 +161,47 @@ def method_eta(method: str, model) -> float | None:
             return 0.8
         sched = "caption" if method == "lrp" else method.split("@", 1)[1]
         if sched not in ETA_SCHEDULES: raise ValueError(f"method {method!r}: schedule must be one of {sorted(ETA_SCHEDULES)}")
-        return ETA_SCHEDULES[sched](_rbf_gamma(model))
+        return ETA_SCHEDULES[sched](rbf_gamma(model))
     return None
 
 
-def _registered(method: str) -> bool:
-    "Whether `method` is a registered model-agnostic explainer (a row of `xai_geometry.explainers` for any model)."
-    return method in explainers.REGISTRY and explainers.REGISTRY[method].applies_to == "any"
+def _setting(method: str) -> dict:
+    "The options of a column's setting (`kernel_shap:<name>`, `lime:<name>`); {} for a column without one."
+    base, _, v = method.partition(":")
+    if not v: return {}
+    table = {"kernel_shap": {**KERNEL_SHAP_VARIANTS, **KERNEL_SHAP_AXIS}, "lime": LIME_AXIS}.get(base, {})
+    if v not in table: raise ValueError(f"method {method!r}: setting must be one of {sorted(table)}")
+    return table[v]
+
+
+#: the paper's columns, whose method takes no further options (Table 2's settings); KernelSHAP takes the task's
+_FIXED = set(SVM_METHODS + KNN_METHODS + EXTRA_METHODS) - {"kernel_shap"}
 
 
 def relevance(method: str, model, X, X_train, *, random_state: int = 0, **options) -> np.ndarray:
-    """Relevance (n, d) of `method` for `model` at X; positive = evidence for class 1.
+    """Relevance (n, d) of the column `method` for `model` at X; positive = evidence for class 1.
 
-    "lrp" = the neuralized explanation (Table 1), "lrp@code" the SVM's with the η of the authors'
-    public code, "lrp_eta=<η>" any η; "kernel_shap", "kernel_shap:<setting>", "lime", "lime:<setting>"
-    = the reference packages (`kernel_shap_reference`, `lime_reference`, `options` passed on; the
-    settings of `KERNEL_SHAP_AXIS`, `KERNEL_SHAP_VARIANTS`, `LIME_AXIS`); "shapley_mean" = our exact Shapley values against the mean;
-    "gradient_x_input_g" = the ablation; the others = the library baselines (background = the
-    training split, whose mean is the origin after z-scoring). Sensitivity (unsigned) is
-    multiplied by sign f(x) so that flipping removes the most sensitive features first whatever
-    the predicted class. Any other model-agnostic explainer of the registry (`xai_geometry.explainers`)
-    is called as its row's function, `(model, X, background=X_train, random_state=..., **options)`."""
+    "lrp" = the neuralized explanation (Table 1), "lrp@code" the SVM's with the η of the authors' public code,
+    "lrp_eta=<η>" any η, "gradient_x_input_g" the ablation of Fig. 3; every other column is computed by its
+    class of the registry (`column_row`: "kernel_shap" and "lime" by the reference packages' classes, at the
+    settings of `KERNEL_SHAP_AXIS`, `KERNEL_SHAP_VARIANTS`, `LIME_AXIS`; "shapley_mean" by `kernel_shap_mean`),
+    its function called with the training split as background: `(model, X, background=X_train,
+    random_state=..., **options)` — so any registered model-agnostic class is a column too. Sensitivity
+    (unsigned) is multiplied by sign f(x) so that flipping removes the most sensitive features first whatever
+    the predicted class."""
     if method == "lrp": return lrp(model, X)
     if method.startswith(("lrp@", "lrp_eta=")): return lrp(model, X, eta=method_eta(method, model))
     if method == "gradient_x_input_g": return gradient_x_input_g(model, X)
-    if method == "kernel_shap": return kernel_shap_reference(model, X, X_train, random_state=random_state, **options)
-    if method.startswith("kernel_shap:"):
-        v = method.split(":", 1)[1]
-        table = KERNEL_SHAP_AXIS if v in KERNEL_SHAP_AXIS else KERNEL_SHAP_VARIANTS
-        if v not in table: raise ValueError(f"method {method!r}: setting must be one of {sorted(KERNEL_SHAP_AXIS) + sorted(KERNEL_SHAP_VARIANTS)}")
-        return kernel_shap_reference(model, X, X_train, random_state=random_state, **{**options, **table[v]})
-    if method.startswith("lime:"):
-        v = method.split(":", 1)[1]
-        if v not in LIME_AXIS: raise ValueError(f"method {method!r}: setting must be one of {sorted(LIME_AXIS)}")
-        return lime_reference(model, X, X_train, random_state=random_state, **LIME_AXIS[v])
-    if method == "lime": return lime_reference(model, X, X_train, random_state=random_state)
-    if method == "shapley_mean": return shapley_mean_reference(model, X, X_train, random_state=random_state)
-    if method not in BASELINES:
-        if _registered(method):   # one function and one row of the registry make a column
-            return np.asarray(explainers.REGISTRY[method].load()(model, X, background=X_train, random_state=random_state,
-                                                                 **options), float)
-        agnostic = sorted(k for k in explainers.REGISTRY if _registered(k) and k not in BASELINES)
-        raise ValueError(f"method must be 'lrp', 'lrp@<schedule>', 'lrp_eta=<η>', 'kernel_shap[:<setting>]', 'lime[:<setting>]', 'shapley_mean', "
-                         f"'gradient_x_input_g', one of {sorted(BASELINES)} or a registered model-agnostic explainer "
-                         f"({', '.join(agnostic)}), got {method!r}")
-    R = BASELINES[method](model, X, background=X_train, random_state=random_state)
+    cls = explainers.REGISTRY.get(column_row(method))
+    if cls is None or cls.exact or getattr(cls, "function", None) is None:
+        agnostic = sorted(k for k, c in explainers.REGISTRY.items() if not c.exact and getattr(c, "function", None) is not None)
+        raise ValueError(f"method must be 'lrp', 'lrp@<schedule>', 'lrp_eta=<η>', 'kernel_shap[:<setting>]', 'lime[:<setting>]', "
+                         f"'shapley_mean', 'gradient_x_input_g' or a registered model-agnostic explainer ({', '.join(agnostic)}), got {method!r}")
+    setting = _setting(method)
+    opts = setting if method.partition(":")[0] in _FIXED else {**options, **setting}
+    if method.startswith("kernel_shap") and "background" in opts:     # shap's summary of the rows ("kmeans", "mean", ...)
+        opts = dict(opts); opts["summary"] = opts.pop("background")
+    R = np.asarray(cls.function(model, X, background=X_train, random_state=random_state, **opts), float)
     if method == "sensitivity":
         R = R * np.where(explained_model(model).output(X) > 0, 1.0, -1.0)[:, None]
     return R

@@ -8,22 +8,30 @@ from __future__ import annotations
 import sys
 import types
 
-from .method import (Method, ExplainerSpec, REGISTRY, register, classes, get, for_model, resolve,
-                                            table, labels, colours)
-from .agnostic import ModelAgnostic, AgnosticExplainer
-
 # %% auto #0
 __all__ = []
 
 # %% ../../nbs/08c_explainers.ipynb #b0cc65e0
+_REGISTRY_NAMES = ("Method", "ExplainerSpec", "REGISTRY", "register", "classes", "get", "for_model", "resolve", "table",
+                   "labels", "colours", "ModelAgnostic", "AgnosticExplainer")
+
+def _home():
+    "The methods' home, imported on first use: it imports every method class, so the registry it holds is complete."
+    from xai_geometry import methods
+    return methods
+
+def __getattr__(name):
+    if name in _REGISTRY_NAMES: return getattr(_home(), name)
+    raise AttributeError(f"module 'xai_geometry.explainers' has no attribute {name!r}")
+
 class _RegistryModule(types.ModuleType):
     "The module `xai_geometry.explainers`, which also reads as the registry (a mapping name -> Method class)."
-    def __getitem__(self, name): return get(name)
-    def __contains__(self, name): return name in REGISTRY
-    def __iter__(self): return iter(REGISTRY)
-    def __len__(self): return len(REGISTRY)
-    def keys(self): return REGISTRY.keys()
-    def values(self): return REGISTRY.values()
-    def items(self): return REGISTRY.items()
+    def __getitem__(self, name): return _home().get(name)
+    def __contains__(self, name): return name in _home().REGISTRY
+    def __iter__(self): return iter(_home().REGISTRY)
+    def __len__(self): return len(_home().REGISTRY)
+    def keys(self): return _home().REGISTRY.keys()
+    def values(self): return _home().REGISTRY.values()
+    def items(self): return _home().REGISTRY.items()
 
 if __name__ != "__main__": sys.modules[__name__].__class__ = _RegistryModule   # not in a notebook's own namespace

@@ -19,13 +19,17 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..validation import check_points, keyword_only, rbf_gamma
 
-
 # %% auto #0
 __all__ = ['BASELINES', 'GRADIENT_BASELINES', 'ExplainedModel', 'explained_model', 'explained_output', 'output_gradient',
            'gradient_x_input', 'sensitivity', 'integrated_gradients', 'Background', 'occlusion', 'shapley_sampling',
            'KernelCoalitions', 'kernel_shap', 'kernel_shap_mean', 'lime', 'explain']
 
 # %% ../../nbs/25_attribution.ipynb #f02d6d6d
+def _dense(A) -> np.ndarray:
+    "A fitted array as dense floats: a model fitted on sparse rows (a one-hot encoder's output) keeps sparse support vectors."
+    return np.asarray(A.toarray() if hasattr(A, "toarray") else A, float)
+
+
 _CHUNK = 1 << 21  # elements of the largest temporary (rows x support vectors) per chunk
 
 
@@ -114,19 +118,19 @@ def explained_model(model) -> ExplainedModel:
     # Gaussian kernel expansions
     gamma = rbf_gamma(model)
     if gamma is not None and hasattr(model, "support_vectors_"):
-        a = np.asarray(model.dual_coef_, float)
+        a = _dense(model.dual_coef_)
         if a.shape[0] != 1:
             raise ValueError(f"{name}: only one decision function is explained (dual_coef_ has {a.shape[0]} rows)")
-        f, g = _kernel_expansion(model.support_vectors_, a[0], np.ravel(model.intercept_)[0], gamma)
+        f, g = _kernel_expansion(_dense(model.support_vectors_), a[0], np.ravel(model.intercept_)[0], gamma)
         return ExplainedModel(model, "kernel", d, f, g, f"{name}.decision_function" if classifier else f"{name}.predict")
     if gamma is not None and hasattr(model, "X_fit_"):  # KernelRidge
-        a = np.asarray(model.dual_coef_, float)
+        a = _dense(model.dual_coef_)
         if a.ndim == 2 and a.shape[1] != 1:
             raise ValueError(f"{name}: only single-output regression is explained (dual_coef_ shape {a.shape})")
-        f, g = _kernel_expansion(model.X_fit_, a.ravel(), 0.0, gamma)
+        f, g = _kernel_expansion(_dense(model.X_fit_), a.ravel(), 0.0, gamma)
         return ExplainedModel(model, "kernel", d, f, g, f"{name}.predict")
     if getattr(model, "kernel", None) == "linear" and hasattr(model, "X_fit_"):  # KernelRidge, linear kernel
-        w = np.asarray(model.dual_coef_, float).ravel() @ np.asarray(model.X_fit_, float)
+        w = _dense(model.dual_coef_).ravel() @ _dense(model.X_fit_)
         out = _named(model, lambda X: np.asarray(model.predict(X), float).ravel())
         return ExplainedModel(model, "linear", d, out, lambda X: np.broadcast_to(w, X.shape).copy(), f"{name}.predict")
 

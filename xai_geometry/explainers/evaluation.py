@@ -12,7 +12,7 @@ import pandas as pd
 from sklearn.utils import check_array
 
 from ..explanation import Explanation
-from ..validation import Interval, check_features, check_params, check_points
+from ..validation import Interval, check_features, check_fitted, check_params, check_points
 from .flipping import ConditionalKDEInpainter, _as_output, aufc, flip, flipping_step
 from .pipelines import RawColumns, _is_passthrough, column_origin
 
@@ -241,15 +241,19 @@ def _margin(S: np.ndarray, k: int) -> np.ndarray:
 def _class_of(explanation, output, classes) -> int | None:
     "The position of the class `output=` names, or that a 2-d explanation selected from a 3-d one names (`[name]`)."
     names = [str(c) for c in classes]
+    tail = None                                   # the class a 2-d explanation selected from a 3-d one names
+    if isinstance(explanation, Explanation) and explanation.values.ndim == 2 and explanation.output.endswith("]"):
+        tail = explanation.output.rsplit("[", 1)[-1].rstrip("]")
+        tail = tail if tail in names else None
     if output not in ("label", "decision"):
         key = str(output)
         if key not in names:
             raise ValueError(f"output={output!r} is neither 'label', 'decision' nor a class of the model {list(classes)}")
+        if tail is not None and tail != key:
+            raise ValueError(f"output={output!r} contradicts the explanation, which explains class {tail!r} "
+                             f"({explanation.output!r}): score it with output={tail!r}, or explain class {output!r}")
         return names.index(key)
-    if isinstance(explanation, Explanation) and explanation.values.ndim == 2:
-        tail = explanation.output.rsplit("[", 1)[-1].rstrip("]") if explanation.output.endswith("]") else None
-        if tail in names: return names.index(tail)
-    return None
+    return None if tail is None else names.index(tail)
 
 # %% ../../nbs/26a_evaluate.ipynb #e8f55c9d
 def _relevance(explanation, X):
@@ -290,6 +294,7 @@ def evaluate(model,  # the explained model: a fitted estimator or pipeline, a ne
                               "step": [Interval(Integral, 1, None, closed="left"), None],
                               "tie_rtol": [Interval(Real, 0, None, closed="left")], "local_gamma": [Interval(Real, 0, None, closed="left")]},
                  {"n_draws": n_draws, "step": step, "tie_rtol": tie_rtol, "local_gamma": local_gamma})
+    if hasattr(model, "fit"): check_fitted(model)              # an unfitted pipeline is told so, before its steps are read
     V, rows, out_names = _relevance(explanation, X)
     if rows is None: raise ValueError("X is required: the explanation carries no rows (its data is None); pass X= the explained rows")
     V = check_array(V, allow_nd=True, input_name="explanation")

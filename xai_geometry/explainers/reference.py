@@ -116,9 +116,12 @@ def lime_reference(model, X, X_train, *, random_state: int = 0, num_samples: int
 
 
 # %% ../../nbs/25a_reference.ipynb #da378094
-def shap_kernel(model, X, *, background=None, random_state=0, **options) -> np.ndarray:
-    "`kernel_shap_reference` with the registry's signature: `background` = the training rows (required), options passed on."
+def shap_kernel(model, X, *, background=None, random_state=0, summary: str | None = None, **options) -> np.ndarray:
+    """`kernel_shap_reference` with the registry's signature: `background` = the training rows (required), `summary`
+    how shap summarizes them ("kmeans", the default; "sample"; "mean": `kernel_shap_reference`'s `background=`),
+    the other options passed on."""
     if background is None: raise ValueError("background (training rows, summarized by shap.kmeans) is required by shap_kernel")
+    if summary is not None: options["background"] = summary
     return kernel_shap_reference(model, X, background, random_state=random_state, **options)
 
 

@@ -80,9 +80,8 @@ class NeuralizedKMeans:
         self.cluster_centers_ = dense(model.cluster_centers_, "the model's cluster centres")
         if len(self.cluster_centers_) < 2:
             raise ValueError("model has a single cluster: its logit min over competitors is empty; fit n_clusters ≥ 2")
-        self.beta_ = heuristic_beta_kmeans(self.cluster_centers_) if beta is None else float(beta)
-        if not np.isfinite(self.beta_):
-            raise ValueError("model has two identical cluster centres: no default beta; pass beta= explicitly")
+        with np.errstate(divide="ignore"): self.beta_ = heuristic_beta_kmeans(self.cluster_centers_) if beta is None else float(beta)
+        if not np.isfinite(self.beta_): self.beta_ = None     # two identical centres: no default β, a given one is needed
         self.centre_ = self.cluster_centers_.mean(axis=0)
         self.n_features_in_ = self.cluster_centers_.shape[1]
         self.n_clusters_ = len(self.cluster_centers_)
@@ -91,6 +90,9 @@ class NeuralizedKMeans:
 
     def _beta(self, beta):
         check_params(f"{type(self).__name__}.relevance", {"beta": self._parameter_constraints["beta"]}, {"beta": beta})
+        if beta is None and self.beta_ is None:
+            raise ValueError("model has two identical cluster centres: no default beta; pass beta= explicitly "
+                             "(e.g. xai_geometry.explain(model, X, beta=1.0))")
         return self.beta_ if beta is None else float(beta)
 
     def _run(self, X, beta=None):

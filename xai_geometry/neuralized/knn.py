@@ -33,7 +33,7 @@ def check_knn(model,
     k = model.n_neighbors
     if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ValueError(f"the model's n_neighbors must be a positive integer, got {k!r}")
-    if k % 2 == 0: raise ValueError(f"n_neighbors must be odd (k = 2q − 1) to be neuralized, got {k}" + ELSEWHERE)
+    if k % 2 == 0: raise ValueError(f"n_neighbors must be odd (k = 2q − 1) to be neuralized, got the even k = {k}" + ELSEWHERE)
     if model.weights != "uniform":
         raise ValueError(f"weights must be 'uniform' to be neuralized, got {model.weights!r}" + ELSEWHERE)
     metric = getattr(model, "effective_metric_", model.metric)

@@ -161,6 +161,7 @@ class TwoPools:
         np.maximum(D, 0, out=D)
         return D
 
+# %% ../../nbs/20_lrp.ipynb #f9b42f50
 def relevance(pools: TwoPools,        # the network's pools
               X: np.ndarray,          # (n, d) points to explain
               S,                      # (n, m) signed probabilities [P+ | −P−], columns as in pools (dense or sparse)

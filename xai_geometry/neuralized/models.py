@@ -24,7 +24,7 @@ from .one_class import NeuralizedOneClassSVM
 from .kmeans import NeuralizedKMeans
 
 # %% auto #0
-__all__ = ['NETWORKS', 'explain', 'network_class', 'neuralize', 'check_affine_step', 'NeuralizedPipeline', 'supports',
+__all__ = ['NETWORKS', 'explain', 'network_class', 'neuralize', 'check_affine_step', 'NeuralizedPipeline', 'supports', 'Prepared',
            'base_values']
 
 # %% ../../nbs/24a_explain.ipynb #91708054
@@ -210,7 +210,8 @@ class NeuralizedPipeline(Network):
         if where: self.network_.level_from = where
         if isinstance(self.network_, NeuralizedPipeline):
             raise TypeError(f"Pipeline final step {name!r} is itself a pipeline: flatten it")
-        if not hasattr(self.network_, "pools_") and not isinstance(self.network_, (NeuralizedMulticlassSVM, NeuralizedMulticlassKNN, *_OWN_EXPLANATION)):
+        if not hasattr(self.network_, "pools_") and not isinstance(self.network_, (NeuralizedMulticlassSVM, NeuralizedMulticlassKNN,
+                                                                                   NeuralizedManhattanKNN, *_OWN_EXPLANATION)):
             raise TypeError(f"Pipeline final step {name!r} ({type(final).__name__}) recodes raw rows itself: "
                             "explain it directly, without the scalers")
         self.scalers_ = [(n, s) for n, s in model.steps[:-1] if not (s is None or (isinstance(s, str) and s == "passthrough"))]
@@ -297,6 +298,58 @@ def _check_vocabulary(output, caller):
     "Part B's place in the shared vocabulary: the one output it explains, the network's output g."
     return check_output(output, ("network_output",), caller)
 
+class Prepared:
+    """`explain` set up once for a model: the network built (`neuralize`), the options checked against its rule and
+    the rule resolved (`neuralized.rules`), the words of the explanation written; a call checks the rows and runs
+    the network's forward and backward passes (`_all_terms`) on them. `net` is the network, `rule` its rule."""
+    def __init__(self, model, *, output: str = "network_output", background=None, eta: float | None = None,
+                 beta: float | None = None, kappa: int | None = None, level: float | None = None,
+                 chunk_size: int | None = None, blas_threads: int | None = 1):
+        _check_vocabulary(output, "neuralized.explain")
+        self.model, self.options = model, dict(output=output, background=background, eta=eta, beta=beta, kappa=kappa,
+                                               level=level, chunk_size=chunk_size, blas_threads=blas_threads)
+        if background is not None and not _regression(model): _no_background("neuralized.explain")
+        self.net = net = neuralize(model, level=level, background=background, chunk_size=chunk_size, blas_threads=blas_threads)
+        self.core = core = net.network_ if isinstance(net, NeuralizedPipeline) else net
+        self.own = isinstance(core, _OWN_EXPLANATION)
+        if self.own:                                           # the one-class and k-means networks: their rule's β
+            for k, v in dict(eta=eta, kappa=kappa).items():
+                if v is not None: raise ValueError(f"{k} does not apply to {type(core).__name__} (its option: beta)")
+            self.rule, self.beta = None, beta
+            return
+        given = {k: v for k, v in dict(eta=eta, beta=beta, kappa=kappa).items() if v is not None}
+        allowed = set(core.rule_type.params)
+        for k in given.keys() - allowed:
+            raise ValueError(f"{k} does not apply to {type(core).__name__} (its options: {', '.join(sorted(allowed))})")
+        self.rule = rule = core.rule(**given)
+        self._passes = core._terms if type(core)._all_terms is Network._all_terms else core._all_terms   # the two passes
+        self.what, self.method = net.describe(rule)
+        info = {"network": type(core).__name__, "output": "network_output", "eta": None, "beta": None, "kappa": None}
+        info.update(rule.options())
+        if hasattr(core, "gamma_"): info["gamma"] = core.gamma_
+        if isinstance(core, NeuralizedKernelRegression): info["level"], info["level_from"] = core.level, core.level_from
+        self.info = info
+        c = core.classes_
+        self.names = [str(v) for v in c] if c is not None and len(c) > 2 else None
+        self.label = None if self.names is not None or c is None else (c[1].item() if isinstance(c[1], np.generic) else c[1])
+
+    def __call__(self, X) -> Explanation:
+        if type(X).__module__.startswith("dask"): return explain(self.model, X, **self.options)   # lazily, per partition
+        if self.own: return _own_explanation(self.net, self.core, X, beta=self.beta)
+        rows, data, names = self.net.explanation_rows(X)
+        return self.on_rows(rows, data, names)
+
+    def on_rows(self, rows, data, names, *, method: str = "", **info) -> Explanation | None:
+        """The explanation at `rows` already checked, in the network's columns (a pipeline adapter's output), with the
+        given `data` and `names` (the raw rows), `method` added to the rule's words and `info` to its own; None for
+        the one-class and k-means networks (their own explanation)."""
+        if self.own: return None
+        terms = self._passes(rows, self.rule)
+        info = {**self.info, **info}
+        if self.names is None: info["class"] = self.label
+        return Explanation(values=terms.relevance, base_values=terms.root + terms.gap, data=data, feature_names=names,
+                           output_names=self.names, output=self.what, method=self.method + method, info=info)
+
 def explain(model,                            # fitted model or Pipeline (see `neuralize`), or a network of part B
             X,                                # (n, d) points: array or DataFrame (matched to the model's columns by name)
             *, output: str = "network_output",  # the only output of part B: the network's output g (see OUTPUTS)
@@ -311,29 +364,9 @@ def explain(model,                            # fitted model or Pipeline (see `n
     over features plus `base_values` (root + gap) equal the network's output g at each point (`output="network_output"`:
     g has the sign of the model's decision but is not its decision function, see the conventions page).
     Multi-class SVMs and k-NNs give (n, d, n_classes) values, one explanation per class. The rule is the network's
-    (`rules.EtaRule`, `BandRule` or `L1BandRule`), its parameters given as keywords or Table 1's."""
-    _check_vocabulary(output, "neuralized.explain")
-    if background is not None and not _regression(model): _no_background("neuralized.explain")
-    net = neuralize(model, level=level, background=background, chunk_size=chunk_size, blas_threads=blas_threads)
-    core = net.network_ if isinstance(net, NeuralizedPipeline) else net
-    if isinstance(core, _OWN_EXPLANATION): return _own_explanation(net, core, X, beta=beta, eta=eta, kappa=kappa)
-    given = {k: v for k, v in dict(eta=eta, beta=beta, kappa=kappa).items() if v is not None}
-    allowed = set(core.rule_type.params)
-    for k in given.keys() - allowed:
-        raise ValueError(f"{k} does not apply to {type(core).__name__} (its options: {', '.join(sorted(allowed))})")
-    rule = core.rule(**given)
-    rows, data, names = net.explanation_rows(X)
-    terms = core._all_terms(rows, rule)
-    what, method = net.describe(rule)
-    multi = terms.relevance.ndim == 3
-    info = {"network": type(core).__name__, "output": "network_output", "eta": None, "beta": None, "kappa": None}
-    info.update(rule.options())
-    if hasattr(core, "gamma_"): info["gamma"] = core.gamma_
-    if isinstance(core, NeuralizedKernelRegression): info["level"], info["level_from"] = core.level, core.level_from
-    if not multi: info["class"] = core.classes_[1].item() if isinstance(core.classes_[1], np.generic) else core.classes_[1]
-    return Explanation(values=terms.relevance, base_values=terms.root + terms.gap, data=data, feature_names=names,
-                       output_names=[str(c) for c in core.classes_] if multi else None,
-                       output=what, method=method, info=info)
+    (`rules.EtaRule`, `BandRule` or `L1BandRule`), its parameters given as keywords or Table 1's: `Prepared(model, ...)(X)`."""
+    return Prepared(model, output=output, background=background, eta=eta, beta=beta, kappa=kappa, level=level,
+                    chunk_size=chunk_size, blas_threads=blas_threads)(X)
 
 def _own_explanation(net, core, X, *, beta, **others) -> Explanation:
     "The one-class and k-means networks' own `explain(X, beta=)`; through a pipeline, at t(X) with the raw rows as data."

@@ -65,7 +65,10 @@ class RowBlocks:
 
     def _blocks(self, n: int) -> list:
         "Slices of `chunk_size` rows (default: about `_block_entries` matrix entries per block)."
-        check_params(self, {"chunk_size": NETWORK_OPTIONS["chunk_size"]}, {"chunk_size": self.chunk_size})  # also if set later
+        key = (type(self.chunk_size), self.chunk_size)
+        if self.__dict__.get("_chunk_checked") != key:       # checked once per value, also if set later
+            check_params(self, {"chunk_size": NETWORK_OPTIONS["chunk_size"]}, {"chunk_size": self.chunk_size})
+            self._chunk_checked = key
         step = self.chunk_size or max(self._min_block, self._block_entries // max(1, self._n_members()))
         return [slice(s, s + step) for s in range(0, n, step)]
 
