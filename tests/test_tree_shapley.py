@@ -164,3 +164,13 @@ def test_random_trees_deep_and_on_thresholds():
         e = xg.explain(dt, rows, background=X[:15])
         np.testing.assert_allclose(e.values, enumeration(lambda H: dt.predict(H)[:, None], rows, X[:15])[..., 0],
                                    rtol=0, atol=1e-8)
+
+
+def test_sparsified_logistic_regression_and_a_series_row():
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.linear_model import LogisticRegression
+    X, y = load_breast_cancer(return_X_y=True, as_frame=True)
+    m = LogisticRegression(max_iter=5000).fit(X, y).sparsify()
+    e = xg.explain(m, X.iloc[0], background=X[:50])
+    assert e.method.startswith("exact interventional Shapley values of a linear model") and e.values.shape == (1, 30)
+    e.check_additivity(m.decision_function(X.iloc[[0]]), rtol=0, atol=1e-9)

@@ -180,7 +180,7 @@ def _linear_weights(model):
         return W, np.zeros(len(W))
     if kernel is not None and not (isinstance(kernel, str) and kernel == "linear"):
         return f"{name}(kernel={kernel!r}) is not a linear model"
-    try: W = np.asarray(model.coef_, float)
+    try: coef = model.coef_; W = np.asarray(coef.toarray() if hasattr(coef, "toarray") else coef, float)   # .sparsify()'d: dense
     except (AttributeError, TypeError, ValueError): return f"{name} has no linear coefficients (coef_)"
     W = W.reshape(1, -1) if W.ndim == 1 else W
     b = np.broadcast_to(np.asarray(getattr(model, "intercept_", 0.0), float).ravel(), (len(W),)).copy()
@@ -245,6 +245,7 @@ class LinearPrepared:
         self.names = [str(c) for c in names] if names is not None else [f"x{j}" for j in range(B.shape[1])]
 
     def __call__(self, X) -> Explanation:
+        X = X.to_frame().T.infer_objects() if isinstance(X, pd.Series) else X    # one Series is one row
         A = check_points(self.model, X, "X")
         V = (A - self.mean)[:, :, None] * self.W.T[None]                  # (n, d, T): w_j (x_j − mean_B x_j)
         data = pd.DataFrame(A, columns=self.names, index=X.index if isinstance(X, pd.DataFrame) else None)
