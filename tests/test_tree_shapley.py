@@ -174,3 +174,39 @@ def test_sparsified_logistic_regression_and_a_series_row():
     e = xg.explain(m, X.iloc[0], background=X[:50])
     assert e.method.startswith("exact interventional Shapley values of a linear model") and e.values.shape == (1, 30)
     e.check_additivity(m.decision_function(X.iloc[[0]]), rtol=0, atol=1e-9)
+
+
+def test_gnb_interactions_equal_enumeration_and_nb_is_diagonal():
+    import itertools
+    import math
+    from sklearn.naive_bayes import GaussianNB
+    from xai_geometry.gnb import GeneralizedNaiveBayes
+    from xai_geometry.gnb.shapley import exact_shapley_values, explained_output
+    rng = np.random.default_rng(0)
+    n, d = 120, 4
+    y = rng.integers(0, 3, n)
+    X = rng.normal(size=(n, d)) @ rng.normal(size=(d, d)) + y[:, None]
+    m = GeneralizedNaiveBayes().fit(X, y)
+    B, rows = X[:4], X[50:53]
+    e = xg.explain(m, rows, background=B, interactions=True, output="joint_log_likelihood")
+    Phi = e.interactions                                                     # (3, d, d, 3)
+    def v(mask):
+        absent = np.flatnonzero(~mask)
+        combos = np.array(list(itertools.product(range(len(B)), repeat=len(absent))), int).reshape(len(B) ** len(absent), len(absent))
+        H = np.repeat(rows, len(combos), axis=0)
+        for t, s in enumerate(absent): H[:, s] = np.tile(B[combos[:, t], s], len(rows))
+        return explained_output(m, H, output="joint_log_likelihood").reshape(len(rows), len(combos), -1).mean(1)
+    for i, j in itertools.combinations(range(d), 2):
+        rest = [k for k in range(d) if k not in (i, j)]
+        I = 0.0
+        for r in range(len(rest) + 1):
+            for S in itertools.combinations(rest, r):
+                mk = np.zeros(d, bool); mk[list(S)] = True
+                mi, mj, mij = mk.copy(), mk.copy(), mk.copy(); mi[i] = mj[j] = True; mij[[i, j]] = True
+                I = I + math.factorial(r) * math.factorial(d - r - 2) / math.factorial(d - 1) * (v(mij) - v(mi) - v(mj) + v(mk))
+        np.testing.assert_allclose(Phi[:, i, j], I / 2, rtol=0, atol=1e-8)
+    phi = exact_shapley_values(m, rows, background=B, output="joint_log_likelihood")
+    np.testing.assert_allclose(Phi.sum(2), phi, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(Phi, Phi.transpose(0, 2, 1, 3), rtol=0, atol=1e-12)
+    nb = xg.explain(GaussianNB().fit(X, y), rows, interactions=True)
+    assert np.count_nonzero(nb.interactions - np.einsum("nik,ij->nijk", nb.values, np.eye(d))) == 0

@@ -5,6 +5,8 @@
 # %% ../../nbs/48b_methods.ipynb #f6eaa78a
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 from sklearn.base import is_classifier, is_regressor
@@ -19,8 +21,8 @@ from ..validation import PER_FEATURE_STEPS, check_per_feature_step, check_points
 from .. import naive_bayes, neuralized, gnb
 
 # %% auto #0
-__all__ = ['Exact', 'ThroughColumns', 'NaiveBayesShapley', 'LRP', 'LinearShapley', 'LinearPrepared', 'TreeShapley',
-           'TreePrepared']
+__all__ = ['Exact', 'ThroughColumns', 'diagonal_interactions', 'NaiveBayesShapley', 'LRP', 'LinearShapley', 'LinearPrepared',
+           'TreeShapley', 'TreePrepared']
 
 # %% ../../nbs/48b_methods.ipynb #640c2064
 def _pipeline(model):
@@ -80,6 +82,16 @@ _SKLEARN_NB = ("GaussianNB", "CategoricalNB", "BernoulliNB", "MultinomialNB", "C
 
 def _is_gnb(model) -> bool: return isinstance(model, gnb.GeneralizedNaiveBayes)
 
+def _check_interactions(interactions):
+    if not isinstance(interactions, (bool, np.bool_)): raise TypeError(f"interactions must be True or False, got {interactions!r}")
+
+def diagonal_interactions(e: Explanation) -> Explanation:
+    "The explanation with the interaction values of an additive game: each value on the diagonal, zero elsewhere."
+    n, M = e.values.shape[:2]
+    Phi = np.zeros((n, M, M) + e.values.shape[2:])
+    Phi[:, np.arange(M), np.arange(M)] = e.values
+    return replace(e, interactions=Phi)
+
 @register
 class NaiveBayesShapley(Exact):
     name, label, colour, additive = "shapley", "Shapley", "tab:red", True
@@ -106,7 +118,8 @@ class NaiveBayesShapley(Exact):
         return True
 
     @classmethod
-    def prepare_estimator(cls, model, *, background=None, output=None, random_state=0, **options):
+    def prepare_estimator(cls, model, *, background=None, output=None, random_state=0, interactions=False, **options):
+        _check_interactions(interactions)
         kw = dict(options, background=background)
         if output is not None: kw["output"] = output
         if _is_gnb(model):                        # part C: the background's moments (or kernel sums), once
@@ -116,7 +129,14 @@ class NaiveBayesShapley(Exact):
             from xai_geometry.naive_bayes.shapley import Prepared
             part, ready = naive_bayes, Prepared(model, **{"output": "log_odds", **kw})
         def call(X):
-            return part.explain(model, X, **kw) if is_dask_collection(X) else ready(X)
+            if interactions and is_dask_collection(X): raise ValueError("interactions=True takes rows in memory, not a Dask collection")
+            e = part.explain(model, X, **kw) if is_dask_collection(X) else ready(X)
+            if not interactions: return e
+            if not _is_gnb(model): return diagonal_interactions(e)         # naive Bayes: no pair of features interacts
+            from xai_geometry.gnb.interactions import interaction_values
+            Phi = interaction_values(model, X, output=kw.get("output", "log_odds"), complement=kw.get("complement"),
+                                     background=ready.background)
+            return replace(e, interactions=Phi[..., 1] if e.values.ndim == 2 else Phi)
         call.prepared = ready                     # the part's prepared explainer, kept for repeated calls
         return call
 
@@ -211,8 +231,13 @@ class LinearShapley(Exact):
         return r if isinstance(r, str) else None
 
     @classmethod
-    def prepare_estimator(cls, model, *, background=None, output=None, random_state=0, **options):
-        return LinearPrepared(model, background=background, output=output, **options)
+    def prepare_estimator(cls, model, *, background=None, output=None, random_state=0, interactions=False, **options):
+        _check_interactions(interactions)
+        ready = LinearPrepared(model, background=background, output=output, **options)
+        if not interactions: return ready
+        call = lambda X: diagonal_interactions(ready(X))          # an additive game: no pair of features interacts
+        call.prepared, call.background_ = ready, ready.background_
+        return call
 
 class LinearPrepared:
     "The linear model's weights and the background's mean, once; a call is one product."
@@ -288,6 +313,9 @@ class TreePrepared:
     def __init__(self, model, *, background=None, output=None, check_additivity=True, **options):
         from xai_geometry.trees.models import Prepared
         if output is not None: raise ValueError("output= does not apply to method='tree_shap': it explains the model's raw output")
+        if options.pop("interactions", False):
+            raise ValueError("interactions=True is not given by method='tree_shap' in this version: exact interaction values "
+                             "are given for the naive Bayes family (generalized naive Bayes: its tree's edges) and linear models")
         if options: raise TypeError(f"method='tree_shap' got unexpected option(s) {sorted(options)}; it takes background= and check_additivity=")
         check_is_fitted(model)
         self.prepared = Prepared(model, background=background, check_additivity=check_additivity)
