@@ -157,12 +157,12 @@ def test_random_trees_deep_and_on_thresholds():
     for seed in range(5):
         X = pd.DataFrame(rng.integers(0, 5, (200, 5)).astype(float) / 2, columns=list("abcde"))
         y = rng.normal(size=200) + X.a * X.b - X.c
-        dt = DecisionTreeRegressor(random_state=seed).fit(X, y)
-        assert dt.get_depth() >= 8
-        rows = pd.DataFrame(np.round(dt.tree_.threshold[dt.tree_.feature >= 0][:5, None] * np.ones(5), 6),
+        tree = DecisionTreeRegressor(random_state=seed).fit(X, y)
+        assert tree.get_depth() >= 8
+        rows = pd.DataFrame(np.round(tree.tree_.threshold[tree.tree_.feature >= 0][:5, None] * np.ones(5), 6),
                             columns=list("abcde"))                  # rows whose values are the thresholds themselves
-        e = xg.explain(dt, rows, background=X[:15])
-        np.testing.assert_allclose(e.values, enumeration(lambda H: dt.predict(H)[:, None], rows, X[:15])[..., 0],
+        e = xg.explain(tree, rows, background=X[:15])
+        np.testing.assert_allclose(e.values, enumeration(lambda H: tree.predict(H)[:, None], rows, X[:15])[..., 0],
                                    rtol=0, atol=1e-8)
 
 
