@@ -12,7 +12,7 @@ MODULES = sorted(p for p in PKG.rglob("*.py") if p.name != "_modidx.py")
 PARTS = ("naive_bayes", "neuralized", "gnb")
 # the floors, lowest first: the ground, the explainers, the three parts, the exact methods and the door, the harness,
 # and the command line on top (it launches the harness's reproductions and benchmarks by name)
-FLOORS = {"ground": 0, "explainers": 1, "naive_bayes": 2, "neuralized": 2, "gnb": 2, "methods": 3, "door": 3,
+FLOORS = {"ground": 0, "explainers": 1, "naive_bayes": 2, "neuralized": 2, "gnb": 2, "trees": 2, "methods": 3, "door": 3,
           "__init__": 3, "experiments": 4, "cli": 5}
 # the former addresses of the methods' home, which read its names (the registry is `xai_geometry.explainers` too):
 # re-exports only, no code of their own

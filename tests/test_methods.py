@@ -109,7 +109,6 @@ def test_each_method_states_its_quantity_and_base_and_adds_up(name):
     assert e.values.shape == (6, 6) and np.isfinite(e.values).all()
     if name == "lrp":       # conservation of the network's output g
         e.check_additivity(xg.neuralized.neuralize(m).decision_function(Xe), rtol=1e-9, atol=1e-9); return
-    if name == "tree_shap": e.check_additivity(expected, rtol=1e-6, atol=1e-6); return   # shap's trees hold float32 thresholds
     if cls.additive: e.check_additivity(expected, rtol=0, atol=1e-8)
     if name == "linear" or name == "gradient_x_input": e.check_additivity(expected, rtol=0, atol=1e-9)
 
@@ -187,7 +186,7 @@ def test_trees_by_auto_equal_shaps_tree_explainer(model):
     assert ex.method == "tree_shap"
     e = ex(A[:10])
     ref = shap.TreeExplainer(m, data=A[150:200], feature_perturbation="interventional")
-    V = np.asarray(ref.shap_values(A[:10], check_additivity=False))
+    V = np.asarray(ref.shap_values(A[:10]))                   # shap with its own additivity check
     base = np.atleast_1d(ref.expected_value)
     if V.ndim == 3: V, base = V[..., 1], base[1:]
     np.testing.assert_allclose(e.values, V, rtol=0, atol=1e-6)
@@ -198,11 +197,9 @@ def test_trees_by_auto_equal_shaps_tree_explainer(model):
     assert path.info["feature_perturbation"] == "tree_path_dependent"
 
 
-def test_trees_without_shap_name_the_extra(monkeypatch):
-    cls = REGISTRY["tree_shap"]
-    monkeypatch.setattr(cls, "requires", ("a_package_that_is_not_installed",))
-    rf = RandomForestClassifier(5, random_state=0).fit(X, y)
-    with pytest.raises(ImportError, match=r"pip install 'xai-geometry\[compare\]'"): xg.explain(rf, X[:2])
+def test_trees_need_no_extra():
+    "The package's own tree algorithm: no optional package (the process without shap is in tests/test_tree_shapley.py)."
+    assert REGISTRY["tree_shap"].requires == () and REGISTRY["tree_shap"].available()[0]
 
 
 # ---- any fitted pipeline, on its raw columns, by a model-agnostic method ---------------------------------

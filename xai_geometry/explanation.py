@@ -76,6 +76,15 @@ def _match_data(d: pd.DataFrame, names: tuple, given: bool) -> pd.DataFrame:
     raise ValueError(f"data has the columns {cols[:8]}{' ...' if len(cols) > 8 else ''} but feature_names are "
                      f"{list(names)[:8]}{' ...' if len(names) > 8 else ''}: they must be the same names (in any order)")
 
+def _interactions(x, shape: tuple):
+    "Interaction values as a float array of `shape` (rows, features, features[, outputs]), or None; an error naming them otherwise."
+    if x is None: return None
+    x = np.asarray(x, dtype=float)
+    if x.shape != shape: raise ValueError(f"interactions must have shape {shape} (rows, features, features[, outputs]), got {x.shape}")
+    if not np.isfinite(x).all(): raise ValueError("interactions contain NaN or infinity")
+    return x
+
+
 # %% ../nbs/08_explanation.ipynb #218ef0bb
 class UnknownNameError(KeyError, ValueError):
     "A feature or output name the explanation does not have: a `KeyError` (a lookup by name) and a `ValueError`, its message plain."
@@ -174,6 +183,7 @@ class _Record:
     output: str = ""  # the quantity explained, in words (e.g. "log_odds of class 1 against the rest")
     method: str = ""  # how the values were computed (e.g. "analytic interventional Shapley values")
     info: dict = field(default_factory=dict)  # anything else worth keeping (background size, eta, base_kind, ...)
+    interactions: np.ndarray | None = None  # (n, M, M) or (n, M, M, K) Shapley interaction values where the method gives them (shap's convention: symmetric, each row sums to the values)
 
     def __post_init__(self):
         v = np.asarray(self.values)
@@ -196,7 +206,7 @@ class _Record:
             d = self.data if isinstance(self.data, pd.DataFrame) else pd.DataFrame(np.asarray(self.data))
             if d.shape != (n, M): raise ValueError(f"data has shape {d.shape}, values {v.shape}")
             self.data = _match_data(d, self.feature_names, given)
-        self.values, self.base_values = v, b
+        self.values, self.base_values, self.interactions = v, b, _interactions(self.interactions, (n, M) + v.shape[1:])
         _base_kind(self.info, self.method)                                    # a wrong info["base_kind"] is refused here
         self._check_precision()
 
@@ -209,7 +219,7 @@ class _Record:
         Bayes), where those passes over the values cost as much as computing them."""
         e = object.__new__(cls)
         e.values, e.base_values, e.data, e.feature_names = values, base_values, data, feature_names
-        e.output_names, e.output, e.method, e.info = None, output, method, {} if info is None else info
+        e.output_names, e.output, e.method, e.info, e.interactions = None, output, method, {} if info is None else info, None
         return e
 
     def _check_precision(self):
@@ -293,6 +303,7 @@ class _Selecting:
             raise UnknownNameError(f"{err}. This explanation has one output{self._one_output()}: it is (n, M), and "
                                    "e[..., output] selects an output of an (n, M, K) explanation only") from None
         e = replace(self, values=self.values[r][:, f], base_values=self.base_values[r],
+                    interactions=None if self.interactions is None else self.interactions[r][:, f][:, :, f],
                     data=None if self.data is None else self.data.iloc[r, f], feature_names=[self.feature_names[j] for j in f],
                     info=dict(self.info))
         if len(f) < len(self.feature_names): e.info["features"] = "a subset of the features: the values add up to part of the output"
@@ -300,6 +311,7 @@ class _Selecting:
             o = _positions(outs, self.output_names, "output")
             if isinstance(o, int): return e.select_output(o)
             e = replace(e, values=e.values[:, :, o], base_values=e.base_values[:, o],
+                        interactions=None if e.interactions is None else e.interactions[..., o],
                         output_names=[self.output_names[k] for k in o], info=dict(e.info))
         return e
 
@@ -327,6 +339,7 @@ class _Selecting:
         "The (n, M) explanation of one output of a 3-d explanation (by position or name)."
         k = self._output_index(output)
         return replace(self, values=self.values[:, :, k], base_values=self.base_values[:, k], output_names=None,
+                       interactions=None if self.interactions is None else self.interactions[..., k],
                        output=f"{self.output} [{self.output_names[k]}]", info=dict(self.info))
 
 # %% ../nbs/08_explanation.ipynb #b96cb84f

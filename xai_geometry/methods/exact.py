@@ -5,13 +5,17 @@
 # %% ../../nbs/48d_method_exact.ipynb #17ec3576
 from __future__ import annotations
 
+from dataclasses import replace
+
+import numpy as np
+
 from ..explanation import Explanation
 from ..explainers.pipelines import RawColumns
 from .contract import Method
 from .agnostic import _to_raw_columns
 
 # %% auto #0
-__all__ = ['Exact', 'ThroughColumns']
+__all__ = ['Exact', 'ThroughColumns', 'check_interactions', 'diagonal_interactions']
 
 # %% ../../nbs/48d_method_exact.ipynb #d7945443
 def _pipeline(model):
@@ -77,3 +81,15 @@ class ThroughColumns:
             if e is not None: return e
         e = self.inner(self.columns_.transform(X, "X"))
         return _to_raw_columns(self.columns_, e, X)
+
+# %% ../../nbs/48d_method_exact.ipynb #b1c0e7a2
+def check_interactions(interactions):
+    "Refuse an `interactions=` that is not a truth value, naming it."
+    if not isinstance(interactions, (bool, np.bool_)): raise TypeError(f"interactions must be True or False, got {interactions!r}")
+
+def diagonal_interactions(e: Explanation) -> Explanation:
+    "The explanation with the interaction values of an additive game: each value on the diagonal, zero elsewhere."
+    n, M = e.values.shape[:2]
+    Phi = np.zeros((n, M, M) + e.values.shape[2:])
+    Phi[:, np.arange(M), np.arange(M)] = e.values
+    return replace(e, interactions=Phi)

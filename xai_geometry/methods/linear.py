@@ -11,7 +11,7 @@ from sklearn.base import is_classifier, is_regressor
 from sklearn.utils.validation import check_is_fitted
 
 from ..explanation import Explanation, background_sample
-from .exact import Exact
+from .exact import Exact, check_interactions, diagonal_interactions
 from .agnostic import _stored_rows
 from ..validation import check_points, estimator_type
 
@@ -37,7 +37,7 @@ def _linear_weights(model):
         return W, np.zeros(len(W))
     if kernel is not None and not (isinstance(kernel, str) and kernel == "linear"):
         return f"{name}(kernel={kernel!r}) is not a linear model"
-    try: W = np.asarray(model.coef_, float)
+    try: coef = model.coef_; W = np.asarray(coef.toarray() if hasattr(coef, "toarray") else coef, float)   # .sparsify()'d: dense
     except (AttributeError, TypeError, ValueError): return f"{name} has no linear coefficients (coef_)"
     W = W.reshape(1, -1) if W.ndim == 1 else W
     b = np.broadcast_to(np.asarray(getattr(model, "intercept_", 0.0), float).ravel(), (len(W),)).copy()
@@ -68,8 +68,13 @@ class LinearShapley(Exact):
         return r if isinstance(r, str) else None
 
     @classmethod
-    def prepare_estimator(cls, model, *, background=None, output=None, random_state=0, **options):
-        return LinearPrepared(model, background=background, output=output, **options)
+    def prepare_estimator(cls, model, *, background=None, output=None, random_state=0, interactions=False, **options):
+        check_interactions(interactions)
+        ready = LinearPrepared(model, background=background, output=output, **options)
+        if not interactions: return ready
+        call = lambda X: diagonal_interactions(ready(X))          # an additive game: no pair of features interacts
+        call.prepared, call.background_ = ready, ready.background_
+        return call
 
 # %% ../../nbs/48h_method_linear.ipynb #d484a158
 class LinearPrepared:
@@ -103,6 +108,7 @@ class LinearPrepared:
         self.names = [str(c) for c in names] if names is not None else [f"x{j}" for j in range(B.shape[1])]
 
     def __call__(self, X) -> Explanation:
+        X = X.to_frame().T.infer_objects() if isinstance(X, pd.Series) else X    # one Series is one row
         A = check_points(self.model, X, "X")
         V = (A - self.mean)[:, :, None] * self.W.T[None]                  # (n, d, T): w_j (x_j − mean_B x_j)
         data = pd.DataFrame(A, columns=self.names, index=X.index if isinstance(X, pd.DataFrame) else None)

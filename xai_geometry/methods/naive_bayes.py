@@ -5,8 +5,10 @@
 # %% ../../nbs/48e_method_naive_bayes.ipynb #4860e92b
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..cluster import is_dask_collection
-from .exact import Exact
+from .exact import Exact, check_interactions, diagonal_interactions
 from .gnb import is_gnb, prepare_gnb
 from ..naive_bayes.shapley import Prepared
 from ..validation import PER_FEATURE_STEPS, check_per_feature_step
@@ -43,7 +45,8 @@ class NaiveBayesShapley(Exact):
         return True
 
     @classmethod
-    def prepare_estimator(cls, model, *, background=None, output=None, random_state=0, **options):
+    def prepare_estimator(cls, model, *, background=None, output=None, random_state=0, interactions=False, **options):
+        check_interactions(interactions)
         kw = dict(options, background=background)
         if output is not None: kw["output"] = output
         if is_gnb(model):                        # part C: the background's moments (or kernel sums), once
@@ -51,6 +54,13 @@ class NaiveBayesShapley(Exact):
         else:                                     # part A: the tables, expectations and base, once
             part, ready = naive_bayes, Prepared(model, **{"output": "log_odds", **kw})
         def call(X):
-            return part.explain(model, X, **kw) if is_dask_collection(X) else ready(X)
+            if interactions and is_dask_collection(X): raise ValueError("interactions=True takes rows in memory, not a Dask collection")
+            e = part.explain(model, X, **kw) if is_dask_collection(X) else ready(X)
+            if not interactions: return e
+            if not is_gnb(model): return diagonal_interactions(e)          # naive Bayes: no pair of features interacts
+            from xai_geometry.gnb.interactions import interaction_values
+            Phi = interaction_values(model, X, output=kw.get("output", "log_odds"), complement=kw.get("complement"),
+                                     background=ready.background)
+            return replace(e, interactions=Phi[..., 1] if e.values.ndim == 2 else Phi)
         call.prepared = ready                     # the part's prepared explainer, kept for repeated calls
         return call
