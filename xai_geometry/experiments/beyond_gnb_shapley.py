@@ -16,7 +16,7 @@ from ..stats import macro_ovr_auc
 # %% auto #0
 __all__ = ['DATASETS', 'knn_geometry_fold', 'gnb_shapley_knn_table']
 
-# %% ../../nbs/36_gnb_shapley_knn.ipynb #a1c36005
+# %% ../../nbs/36_gnb_shapley_knn.ipynb #7d8187f7
 DATASETS = ("iris", "wine", "breast_cancer_wisconsin_diagnostic", "ionosphere", "sonar",
             "glass", "parkinsons", "pima", "vehicle")
 
@@ -48,6 +48,7 @@ def knn_geometry_fold(X_train, y_train, X_test, y_test,
         rows.append(r)
     return rows
 
+# %% ../../nbs/36_gnb_shapley_knn.ipynb #e37176d1
 def gnb_shapley_knn_table(datasets=DATASETS, n_splits: int = 10, random_state=0, n_background: int = 100,
                           dependences=("gaussian", "gaussian_copula"), out_csv=None, progress: bool = True) -> "pd.DataFrame":
     "The whole protocol: one row per (data set, dependence, fold, geometry); written to `out_csv` if given."
