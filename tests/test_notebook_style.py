@@ -300,7 +300,7 @@ def test_the_display_label_rule_catches_its_forms():
 EXPORT_CELL_MAX_LINES = 80
 NOT_YET_SPLIT = ['02_runner', '03_cli', '04_khiops', '04a_khiops_format',
                  '04b_khiops_job', '05_docs', '08a_validation', '08c_explainers', '08d_pipelines',
-                 '08f_method', '09_experiments', '09a_claims', '17_bench', '19_log_odds_experiments', '20_lrp', '20b_network',
+                 '08f_method', '09_experiments', '09a_claims', '19_log_odds_experiments', '20_lrp', '20b_network',
                  '21_svm', '22_knn', '23_kernel_regression', '23a_one_class_svm', '23b_kmeans', '24_multiclass',
                  '24a_explain', '25_attribution', '25a_reference', '25b_agnostic', '26_flipping', '26a_evaluate',
                  '26b_bench_evaluate', '27_experiments', '27a_use_case_wine', '27b_use_case_dipoles', '27c_part_b_data', '27d_part_b_plots',
