@@ -54,7 +54,7 @@ def _require_khiops() -> Path:
     return khiops_python()
 
 
-# %% ../nbs/04_khiops.ipynb #8b00069f
+# %% ../nbs/04_khiops.ipynb #09634479
 def _frame_hash(*objs) -> str:
     h = hashlib.sha1()
     for o in objs:
@@ -70,6 +70,7 @@ def _categorical_columns(X: pd.DataFrame, categorical) -> list[str]:
     return sorted(set(categorical or []) | {c for c in X.columns
                   if not pd.api.types.is_numeric_dtype(X[c]) or pd.api.types.is_bool_dtype(X[c])})
 
+# %% ../nbs/04_khiops.ipynb #255e786c
 def _run_job(task: str, X: pd.DataFrame, y, X_test=None, *, categorical=None, max_cores=1, workdir=None,
              shapley=True, timeout=1800) -> dict:
     "Write the CSVs, run `khiops_job.py TASK` with the Khiops environment's Python (isolated mode), read its JSON."
@@ -95,6 +96,7 @@ def _run_job(task: str, X: pd.DataFrame, y, X_test=None, *, categorical=None, ma
             raise RuntimeError(f"Khiops failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
         return json.loads((tmp / "out.json").read_text())
 
+# %% ../nbs/04_khiops.ipynb #ea28585a
 def run_khiops(X: pd.DataFrame,  # training features
                y,  # training target
                X_test: pd.DataFrame | None = None,  # rows to score (default: the training rows)
@@ -126,4 +128,3 @@ def khiops_recoder_time(X: pd.DataFrame,  # features
                        ) -> dict:
     "One Khiops `train_recoder` call (its data preparation alone): {'wall': seconds of the call, 'prep': Khiops' logged preparation seconds}."
     return _run_job("recoder", X, y, categorical=categorical, max_cores=max_cores, shapley=False)
-
