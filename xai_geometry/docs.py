@@ -454,21 +454,7 @@ html_show_sourcelink = False
 html_css_files = ["xg.css"]
 '''
 
-# %% ../nbs/05_docs.ipynb #95f4ef89
-# Display maths scrolls sideways instead of being clipped (MathJax gives a numbered equation a minimum
-# width that would push its start off the left edge of a narrow page); the signatures that nbdev's
-# `show_doc` writes in `<pre>` blocks wrap instead of running off the page; the cells of a markdown
-# table wrap (inline code, in a smaller font, at its spaces) so that every column stays on screen; tables that
-# code cells print (pandas' dataframes) are set smaller, with tight cells and headers that wrap anywhere (long column
-# names such as `resting_electrocardiographic_results`), so that a table of up to ~15 short numeric columns fits the
-# article's width at a 1400 px window (tests/test_site_pages.py checks that every table does; a cell that prints a wider
-# one rounds its numbers or shows fewer columns); a flagged cell's note is small.
-# A markdown table of four columns or more (the Results and proofs tables, the conventions) is set smaller, with tighter
-# cells, its maths at the size of its text and its code broken anywhere: its narrowest layout then fits the article's
-# width at a 1400 px window, so that no column is off-screen (its statement column holds long inline formulas,
-# which MathJax 3 does not break).
-# A figure keeps its own shape: myst-nb writes the PNG's size as `width` and `height` attributes and the theme narrows
-# a wide one to the column (`max-width: 100%`), so without `height: auto` it would be drawn squeezed sideways.
+# %% ../nbs/05_docs.ipynb #5fdf1161
 _CSS = """
 .bd-article img, div.cell_output img { max-width: 100%; height: auto; }
 div.math { overflow-x: auto; overflow-y: hidden; max-width: 100%; }
