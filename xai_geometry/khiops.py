@@ -23,7 +23,7 @@ from .runner import UsageError, project_root
 # %% auto #0
 __all__ = ['SETUP', 'KhiopsNotAvailable', 'job_script', 'khiops_python', 'khiops_available', 'run_khiops', 'khiops_recoder_time']
 
-# %% ../nbs/04_khiops.ipynb #102e029a
+# %% ../nbs/04_khiops.ipynb #2944760f
 SETUP = ("python -m venv .venv-khiops && .venv-khiops/bin/pip install khiops-core==11.0.1 khiops==11.0.1.1 "
          "scikit-learn pandas (or set XAI_GEOMETRY_KHIOPS_PYTHON to the Python of an environment that has them)")
 
@@ -34,6 +34,7 @@ def job_script() -> Path:
     "The job that runs inside the Khiops environment (`xai_geometry/khiops_job.py`)."
     return PACKAGE_DIR / "khiops_job.py"
 
+# %% ../nbs/04_khiops.ipynb #596da51f
 def khiops_python() -> Path | None:
     "The Python interpreter of the virtual environment that holds Khiops, or None."
     cands = []
@@ -52,7 +53,6 @@ def _require_khiops() -> Path:
     ok, why = khiops_available()
     if not ok: raise KhiopsNotAvailable(f"Khiops is not installed here: {why}")
     return khiops_python()
-
 
 # %% ../nbs/04_khiops.ipynb #09634479
 def _frame_hash(*objs) -> str:
@@ -96,7 +96,7 @@ def _run_job(task: str, X: pd.DataFrame, y, X_test=None, *, categorical=None, ma
             raise RuntimeError(f"Khiops failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
         return json.loads((tmp / "out.json").read_text())
 
-# %% ../nbs/04_khiops.ipynb #ea28585a
+# %% ../nbs/04_khiops.ipynb #40718ae0
 def run_khiops(X: pd.DataFrame,  # training features
                y,  # training target
                X_test: pd.DataFrame | None = None,  # rows to score (default: the training rows)
@@ -122,6 +122,7 @@ def run_khiops(X: pd.DataFrame,  # training features
         cached.parent.mkdir(parents=True, exist_ok=True); cached.write_text(json.dumps(res))
     return res
 
+# %% ../nbs/04_khiops.ipynb #4533b46c
 def khiops_recoder_time(X: pd.DataFrame,  # features
                         y,  # labels
                         *, categorical: list[str] | None = None, max_cores: int | None = 1,

@@ -120,7 +120,7 @@ def continuous_like(n: int,  # rows
     Xs = Xs * (1.0 + 0.001 * rng.standard_normal(Xs.shape))
     return Xs, y.iloc[idx].reset_index(drop=True)
 
-# %% ../../nbs/10d_modl_khiops.ipynb #c1a2b3d1
+# %% ../../nbs/10d_modl_khiops.ipynb #14593342
 _LANCZOS = (2.5066282746310005, 76.18009172947146, -86.50532032941677, 24.01409824083091,
             -1.231739572450155, 0.1208650973866179e-2, -0.5395239384953e-5)
 
@@ -135,6 +135,7 @@ def khiops_ln_gamma(z) -> np.ndarray:
         y = y + 1.0; ser = ser + c / y
     return tmp + np.log(_LANCZOS[0] * ser / x)
 
+# %% ../../nbs/10d_modl_khiops.ipynb #2256c709
 @contextmanager
 def khiops_lngamma(n: int):  # the largest k whose log k! the fits inside may read (rows + classes)
     "Inside the block, the search of Khiops' criterion reads log k! = `khiops_ln_gamma(k + 1)` for k >= 128,000, as Khiops does."

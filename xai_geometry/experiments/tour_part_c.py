@@ -33,7 +33,7 @@ def _tree_figure(out_dir: Path) -> Path:
     fig.tight_layout(); p = out_dir / "demo_C_tree.png"; fig.savefig(p, dpi=110); plt.close(fig)
     return p
 
-# %% ../../nbs/38_tour.ipynb #df3f5878
+# %% ../../nbs/38_tour.ipynb #5942df01
 def _tour_models() -> dict:
     "The compared models, label -> a factory of a fresh estimator."
     from sklearn.naive_bayes import GaussianNB
@@ -57,6 +57,7 @@ def _cv_accuracies(datasets: dict = TOUR_DATASETS, say=lambda *a, **k: None) -> 
         say(f"[C] 5-fold accuracy on {label}: " + ", ".join(f"{r['model']} {r['accuracy']:.3f}" for r in rows[-4:]))
     return pd.DataFrame(rows)
 
+# %% ../../nbs/38_tour.ipynb #8ef8b7c9
 def _accuracy_figure(acc: pd.DataFrame, out_dir: Path) -> Path:
     "Bars of the accuracies with their standard deviations, one group per data set."
     import matplotlib.pyplot as plt

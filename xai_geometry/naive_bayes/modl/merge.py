@@ -80,7 +80,7 @@ def _greedy_merge_kernel(c, cost0, d0, lnf):
             live[i] = False
     return order, deltas
 
-# %% ../../../nbs/10e_modl_merge.ipynb #34af42a5
+# %% ../../../nbs/10e_modl_merge.ipynb #0a7300de
 @_jit
 def _best_count(total):
     "Number of merges at the best running total seen (ties within 1e-9: more merges, i.e. fewer intervals)."
@@ -89,6 +89,7 @@ def _best_count(total):
         if total[t] <= best_total + 1e-9: best_total = total[t]; best_t = t + 1
     return best_t
 
+# %% ../../../nbs/10e_modl_merge.ipynb #3bc2ca42
 def _lnf_array(n):
     "log k! for k = 0..n-1 (at least) as an array: the cached table, or `gammaln` beyond its cap (the same values)."
     return _lnf_table(n) if n <= _LNF_CAP else gammaln(np.arange(n, dtype=float) + 1.0)
