@@ -83,7 +83,7 @@ DATASETS = {d.name: d for d in _REGISTRY}
 ALIASES = {"breast_cancer": "breast_cancer_wisconsin_diagnostic", "wdbc": "breast_cancer_wisconsin_diagnostic",
            "qm9": "qm9_subset"}
 
-# %% ../nbs/00_datasets.ipynb #54367b4b
+# %% ../nbs/00_datasets.ipynb #ac9405d7
 ENV_VAR = "XAI_GEOMETRY_DATA"
 
 def _module_dir() -> Path:
@@ -97,6 +97,7 @@ def _module_dir() -> Path:
 PACKAGE_DIR = _module_dir()  # the installed package's folder
 PACKAGE_DATA = PACKAGE_DIR / "data"  # the data sets shipped with the package
 
+# %% ../nbs/00_datasets.ipynb #21a3a955
 def data_locations(data_home: str | os.PathLike | None = None,  # directory searched first
                   ) -> list[tuple[str, Path]]:
     "Directories searched for data files, in order, each with its origin: data_home, XAI_GEOMETRY_DATA, package."
@@ -108,7 +109,6 @@ def data_locations(data_home: str | os.PathLike | None = None,  # directory sear
     if os.environ.get(ENV_VAR): locs.append((ENV_VAR, Path(os.environ[ENV_VAR]).expanduser()))
     locs.append(("package", PACKAGE_DATA))
     return locs
-
 
 # %% ../nbs/00_datasets.ipynb #b4e1652a
 class DatasetNotFoundError(FileNotFoundError):

@@ -54,7 +54,7 @@ def _require_khiops() -> Path:
     if not ok: raise KhiopsNotAvailable(f"Khiops is not installed here: {why}")
     return khiops_python()
 
-# %% ../nbs/04_khiops.ipynb #09634479
+# %% ../nbs/04_khiops.ipynb #a8e3593b
 def _frame_hash(*objs) -> str:
     h = hashlib.sha1()
     for o in objs:
@@ -66,6 +66,7 @@ def _frame_hash(*objs) -> str:
         else: h.update(json.dumps(o, sort_keys=True, default=str).encode())
     return h.hexdigest()[:20]
 
+# %% ../nbs/04_khiops.ipynb #292bda0d
 def _categorical_columns(X: pd.DataFrame, categorical) -> list[str]:
     return sorted(set(categorical or []) | {c for c in X.columns
                   if not pd.api.types.is_numeric_dtype(X[c]) or pd.api.types.is_bool_dtype(X[c])})

@@ -31,7 +31,7 @@ def _json_num(x):
     x = float(x)
     return x if math.isfinite(x) else None
 
-# %% ../nbs/04b_khiops_job.ipynb #a1133796
+# %% ../nbs/04b_khiops_job.ipynb #f5c10c05
 def _format_module():
     "Our `khiops_format` module, loaded from this file's folder (the job runs outside the package)."
     path = Path(__file__).resolve().parent / "khiops_format.py"
@@ -39,6 +39,7 @@ def _format_module():
     mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)
     return mod
 
+# %% ../nbs/04b_khiops_job.ipynb #3e502f4f
 def _khiops():
     "Khiops' Python API, with the environment's `bin/` on PATH (Khiops' runner looks for `khiops_env` there)."
     os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")

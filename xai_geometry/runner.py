@@ -241,7 +241,7 @@ def run_tasks(func: Callable,  # called as func(**task); must be picklable for p
 
 def _idx_call(i, func, task): return i, func(**task)
 
-# %% ../nbs/02_runner.ipynb #62b01e1a
+# %% ../nbs/02_runner.ipynb #b992cca6
 @dataclass(frozen=True)
 class RecordTable:
     "How one table of a quick run is compared with the same table of the full run (see `compare_with_record`)."
@@ -253,6 +253,7 @@ class RecordTable:
     not_shared: dict = field(default_factory=dict)  # column -> values marking rows that summarize the run itself
     requires: str = ""  # an optional tool the table needs ("khiops"): without it the check is skipped, with the reason
 
+# %% ../nbs/02_runner.ipynb #16fcade2
 def _same(a, b, rtol: float = 0.0):
     "Elementwise equality of two Series (NaN equals NaN); numbers within `rtol` when it is positive."
     import numpy as np

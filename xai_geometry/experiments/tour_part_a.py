@@ -41,7 +41,7 @@ def _shapley_figure(model, X, out_dir: Path, rows=(0, 1, 2)) -> Path:
     fig.tight_layout(); f1 = out_dir / "demo_A_shapley.png"; fig.savefig(f1, dpi=110); plt.close(fig)
     return f1
 
-# %% ../../nbs/18_tour.ipynb #1dfcc006
+# %% ../../nbs/18_tour.ipynb #92553600
 def _knn_accuracies(X, y, n_splits: int = 10) -> pd.DataFrame:
     "(kinds, tie rules) 1-NN accuracy over stratified folds, each fold's model fitted on its training rows."
     res = []
@@ -53,6 +53,7 @@ def _knn_accuracies(X, y, n_splits: int = 10) -> pd.DataFrame:
                 res.append(dict(kind=kind, ties=ties, acc=float((knn.predict(X.iloc[te]) == y.iloc[te].to_numpy()).mean())))
     return pd.DataFrame(res).pivot_table(index="kind", columns="ties", values="acc").loc[list(KINDS)]
 
+# %% ../../nbs/18_tour.ipynb #2f781737
 def _knn_figure(acc: pd.DataFrame, out_dir: Path) -> Path:
     "Bars of the 1-NN accuracies, one group per geometry."
     import matplotlib.pyplot as plt

@@ -33,7 +33,7 @@ def _tree_figure(out_dir: Path) -> Path:
     fig.tight_layout(); p = out_dir / "demo_C_tree.png"; fig.savefig(p, dpi=110); plt.close(fig)
     return p
 
-# %% ../../nbs/38_tour.ipynb #5942df01
+# %% ../../nbs/38_tour.ipynb #2f0feb42
 def _tour_models() -> dict:
     "The compared models, label -> a factory of a fresh estimator."
     from sklearn.naive_bayes import GaussianNB
@@ -43,6 +43,7 @@ def _tour_models() -> dict:
             "GNB gaussian_copula": lambda: GeneralizedNaiveBayes(dependence="gaussian_copula"),
             "GNB nonparametric": lambda: GeneralizedNaiveBayes(dependence="nonparametric", random_state=0)}
 
+# %% ../../nbs/38_tour.ipynb #e9c33a76
 def _cv_accuracies(datasets: dict = TOUR_DATASETS, say=lambda *a, **k: None) -> pd.DataFrame:
     "One row per (data set, model): mean and standard deviation of the 5-fold accuracy."
     from sklearn.model_selection import StratifiedKFold, cross_val_score

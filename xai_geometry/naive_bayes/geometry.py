@@ -19,14 +19,14 @@ from ..validation import StrOptions, check_params, keyword_only
 __all__ = ['KINDS', 'block_tables', 'embedding_from_parts', 'encode', 'embedding_from_codes', 'log_proba_from_codes',
            'constant_coordinates', 'embedding', 'distance_tables', 'pairwise_distances']
 
-# %% ../../nbs/13_geometry.ipynb #65ca1d14
+# %% ../../nbs/13_geometry.ipynb #bfdc5244
 KINDS = ("nb", "snb", "global", "odds", "shap")
 
 def _check_kind(kind: str, complement: str, caller: str = "embedding"):
     check_params(caller, {"kind": [StrOptions(set(KINDS))], "complement": [StrOptions(set(COMPLEMENTS))]},
                  {"kind": kind, "complement": complement})
 
-
+# %% ../../nbs/13_geometry.ipynb #0a11e47e
 def block_tables(model: WeightedNaiveBayes, kind: str = "shap", complement: str = "pooled", *,
                  background=None) -> list[np.ndarray]:
     "M tables (I_m, J): the block of coordinates of variable m for each of its parts (weighted naive Bayes)."
