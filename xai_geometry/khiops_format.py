@@ -47,10 +47,11 @@ def parse_rule(text: str):
     return out
 
 
-# %% ../nbs/04a_khiops_format.ipynb #a4d467fc
+# %% ../nbs/04a_khiops_format.ipynb #c5b7f2da
 STAR = " * "  # Khiops' special value: any categorical value not seen in training
 _LINE = re.compile(r'^\s*(Unused\s+)?(?P<type>\w+(?:\(\w+\))?)\s+(?P<name>`(?:[^`]|``)*`|\S+)\s*(?:=\s*(?P<rule>.*?))?\s*;(?P<meta>.*)$')
 
+# %% ../nbs/04a_khiops_format.ipynb #df41a6a3
 def read_kdic(text: str) -> dict:
     "The dictionaries of a .kdic text: `{dictionary: {variable: (type, rule or None, metadata)}}`."
     dicts, cur = {}, None

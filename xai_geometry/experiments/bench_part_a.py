@@ -26,11 +26,11 @@ from ..runner import median_time, figures_dir
 # %% auto #0
 __all__ = ['sklearn_bench_data', 'bench']
 
-# %% ../../nbs/17_bench.ipynb #530a1c39
+# %% ../../nbs/17_bench.ipynb #85f5b370
 def _log(progress, msg):
     if progress: print(msg, flush=True)
 
-
+# %% ../../nbs/17_bench.ipynb #4037499f
 def sklearn_bench_data(model, n_rows: int = 10_000, n_features: int = 14, seed: int = 0):
     "(X, y): binary `make_classification` rows turned into what `model` takes (category codes, counts)."
     X, y = make_classification(n_rows, n_features, n_informative=6, n_redundant=2, random_state=seed)

@@ -153,7 +153,7 @@ def _first_cut_at(P, T, starts, stops, cur, w, k, dpc, val):
         if x + dpc == val: return cut
     return -1
 
-# %% ../../../nbs/10e_modl_merge.ipynb #6aef4932
+# %% ../../../nbs/10e_modl_merge.ipynb #ddf578db
 @_jit
 def _window_table(P, T, starts, stops, cur, I, cap):
     "The best cut of every window of 1, 2 and 3 of the I intervals: values (3, cap), first cuts at them (3, cap)."
@@ -163,7 +163,7 @@ def _window_table(P, T, starts, stops, cur, I, cap):
             xm[w - 1, k], cm[w - 1, k] = _window_best(P, T, starts, stops, cur, w, k)
     return xm, cm
 
-
+# %% ../../../nbs/10e_modl_merge.ipynb #31c3b26c
 @_jit
 def _apply_move(P, T, ends, starts, stops, cur, xm, cm, I, bk, bw, bcut, cap):
     """Re-cut the bw intervals from bk into two before value bcut, in place; update the windows the move changes.
