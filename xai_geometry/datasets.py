@@ -16,7 +16,7 @@ import pandas as pd
 __all__ = ['DATASETS', 'ALIASES', 'ENV_VAR', 'PACKAGE_DIR', 'PACKAGE_DATA', 'DatasetInfo', 'data_locations',
            'DatasetNotFoundError', 'locate', 'find_file', 'verify_checksums', 'load', 'list_datasets']
 
-# %% ../nbs/00_datasets.ipynb #caff0781
+# %% ../nbs/00_datasets.ipynb #3617681e
 @dataclass(frozen=True)
 class DatasetInfo:
     "What the registry knows of one data set."
@@ -40,6 +40,7 @@ class DatasetInfo:
         """The parts as one string ("A", "A, C"; "-" for none): the former field, shown by `list_datasets`."""
         return ", ".join(self.parts) or "-"
 
+# %% ../nbs/00_datasets.ipynb #61d52709
 _REGISTRY = [
     DatasetInfo("adult", "adult.csv.gz", ("A",), 48842, 6, 8, 2, "UCI Adult (adult.data + adult.test)"),
     DatasetInfo("heart", "heart.csv.gz", ("A",), 270, 13, 0, 2, "UCI Statlog Heart via PMLB"),
@@ -82,7 +83,7 @@ DATASETS = {d.name: d for d in _REGISTRY}
 ALIASES = {"breast_cancer": "breast_cancer_wisconsin_diagnostic", "wdbc": "breast_cancer_wisconsin_diagnostic",
            "qm9": "qm9_subset"}
 
-# %% ../nbs/00_datasets.ipynb #54367b4b
+# %% ../nbs/00_datasets.ipynb #ac9405d7
 ENV_VAR = "XAI_GEOMETRY_DATA"
 
 def _module_dir() -> Path:
@@ -96,6 +97,7 @@ def _module_dir() -> Path:
 PACKAGE_DIR = _module_dir()  # the installed package's folder
 PACKAGE_DATA = PACKAGE_DIR / "data"  # the data sets shipped with the package
 
+# %% ../nbs/00_datasets.ipynb #21a3a955
 def data_locations(data_home: str | os.PathLike | None = None,  # directory searched first
                   ) -> list[tuple[str, Path]]:
     "Directories searched for data files, in order, each with its origin: data_home, XAI_GEOMETRY_DATA, package."
@@ -108,8 +110,7 @@ def data_locations(data_home: str | os.PathLike | None = None,  # directory sear
     locs.append(("package", PACKAGE_DATA))
     return locs
 
-
-# %% ../nbs/00_datasets.ipynb #fe77da60
+# %% ../nbs/00_datasets.ipynb #b4e1652a
 class DatasetNotFoundError(FileNotFoundError):
     "A data set named in the registry was not found in any searched directory."
 
@@ -122,6 +123,7 @@ def _resolve(name: str) -> DatasetInfo:
                          f"(aliases: {', '.join(sorted(ALIASES))})")
     return DATASETS[key]
 
+# %% ../nbs/00_datasets.ipynb #be88ecf0
 def locate(name: str,  # a registry name or alias
            data_home: str | os.PathLike | None = None,  # directory searched first
           ) -> tuple[str, Path | None]:
@@ -143,6 +145,7 @@ def find_file(name: str, data_home=None) -> Path:
     if path is None: raise DatasetNotFoundError(f"data set {_resolve(name).name!r} has no file; it is built from scikit-learn")
     return path
 
+# %% ../nbs/00_datasets.ipynb #ed3df2fe
 def verify_checksums(data_dir: str | os.PathLike | None = None,  # default: the package's data folder
                     ) -> dict[str, bool]:
     "Whether every file listed in `SHA256SUMS` has the listed SHA-256 digest."
@@ -154,6 +157,7 @@ def verify_checksums(data_dir: str | os.PathLike | None = None,  # default: the 
         out[fname] = (d / fname).is_file() and hashlib.sha256((d / fname).read_bytes()).hexdigest() == digest
     return out
 
+# %% ../nbs/00_datasets.ipynb #a27de3ca
 def _as_frame(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]:
     "Split off the target `class`; non-numeric features become unordered categoricals."
     if "class" not in df.columns:
@@ -167,7 +171,6 @@ def _as_frame(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]:
 def _read_csv(path: Path) -> tuple[pd.DataFrame, pd.Series]:
     df = pd.read_csv(path, keep_default_na=False, na_values=[""], low_memory=False)
     return _as_frame(df)
-
 
 # %% ../nbs/00_datasets.ipynb #31635853
 def _from_sklearn(info: DatasetInfo) -> tuple[pd.DataFrame, pd.Series]:

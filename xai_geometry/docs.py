@@ -44,7 +44,7 @@ def site_sections(stems: list[str]) -> list[tuple[str, list[str]]]:
         if members: out.append((title, members))
     return out
 
-# %% ../nbs/05_docs.ipynb #3f0c64d1
+# %% ../nbs/05_docs.ipynb #1f906d2a
 _FLAG_NEEDS = {
     "compare": 'the `compare` extra (`pip install -e ".[compare]"`)',
     "khiops": "Khiops in its own environment (see the README)",
@@ -60,6 +60,7 @@ def _split_directives(src: str) -> tuple[dict, str]:
         dirs[k.strip()] = v.strip().lower() if _ else ""
     return dirs, "\n".join(lines)
 
+# %% ../nbs/05_docs.ipynb #5d2f7da0
 def _optional_note(flags: list[str], has_output: bool) -> str:
     "The line a flagged cell gets on its page: what it needs, what runs it, where its output comes from."
     needs = [_FLAG_NEEDS[f] for f in flags if f in _FLAG_NEEDS]
@@ -68,6 +69,7 @@ def _optional_note(flags: list[str], has_output: bool) -> str:
     s += "output saved at its last run." if has_output else "not run for these pages."
     return "{.xg-optional}\n" + s
 
+# %% ../nbs/05_docs.ipynb #9fe311f7
 def _mark_optional(cells: list, flags: list[str]) -> int:
     "Mark the code cells flagged with one of `flags` `#| eval: false` for nbdev's processors; returns how many."
     n = 0
@@ -81,7 +83,7 @@ def _mark_optional(cells: list, flags: list[str]) -> int:
         n += 1
     return n
 
-# %% ../nbs/05_docs.ipynb #ebaeffc3
+# %% ../nbs/05_docs.ipynb #a043577e
 def _doc_processors():
     "nbdev's doc processors without its pass that links names (the site links them itself, see `_Linker`)."
     from nbdev.processors import FilterDefaults, add_links
@@ -89,6 +91,7 @@ def _doc_processors():
         def base_procs(self): return [p for p in super().base_procs() if p is not add_links]
     return DocFilter()
 
+# %% ../nbs/05_docs.ipynb #d3534ee8
 def site_notebook(path: str | os.PathLike):
     """A notebook as the site shows it (execnb's notebook object): the course's graded units as the student sees
     them, solutions and hidden tests removed, with a note on where the teacher's version is
@@ -101,6 +104,7 @@ def site_notebook(path: str | os.PathLike):
     nb["path_"] = str(path)                                 # as `read_nb` sets it (nbdev's front matter reads it)
     return nb
 
+# %% ../nbs/05_docs.ipynb #c265d95c
 def process_notebooks(root: str | os.PathLike | None = None,  # the checkout (default: found from the working directory)
                      ) -> Path:
     """nbdev's doc processing of the changed notebooks into `_proc/`, one at a time with a line of progress each;
@@ -129,7 +133,7 @@ def process_notebooks(root: str | os.PathLike | None = None,  # the checkout (de
         write_nb(nb, cache / src.name)
     return cache
 
-# %% ../nbs/05_docs.ipynb #10868be6
+# %% ../nbs/05_docs.ipynb #1eed27c2
 def _frontmatter(src: str) -> dict:
     "Parse the YAML front matter nbdev writes (PyYAML, a dependency of the docs tools; else `key: value` lines)."
     body = src.strip().strip("-").strip()
@@ -149,6 +153,7 @@ def _frontmatter(src: str) -> dict:
             out[k] = v.replace("''", "'") if v and out[k][0] == "'" else v
     return out
 
+# %% ../nbs/05_docs.ipynb #37f78a51
 def slugify(title: str) -> str:
     "The anchor MyST gives a heading (GitHub's rule; `myst_parser.slugs.github_slugify`)."
     return re.sub(r"[^\w\u4e00-\u9fff\- ]", "", title.lower().replace(" ", "-"))
@@ -178,6 +183,7 @@ def heading_slugs(markdown_cells: list[str]) -> list[str]:
             seen.add(u); out.append(u)
     return out
 
+# %% ../nbs/05_docs.ipynb #1885cefd
 def _fix_links(text: str, base_url: str, pages: dict[str, str], slugs: dict[str, set] | None = None,
                ext: str = ".ipynb") -> str:
     """Make links to the published site relative (`pages` maps nbdev output files to notebook stems, `slugs` a stem to
@@ -192,7 +198,7 @@ def _fix_links(text: str, base_url: str, pages: dict[str, str], slugs: dict[str,
     text = re.sub(r"\[source\]\([^)]*\)(\{[^}]*\})?\s*", "", text)  # links to the repository: not part of an offline site
     return text.replace("../figures/", "figures/")
 
-# %% ../nbs/05_docs.ipynb #6b3f9d27
+# %% ../nbs/05_docs.ipynb #61e72d9d
 _re_backticks = re.compile(r"(?<!\[)`([A-Za-z_][\w.]*?)(\(\))?`(?!\])")  # `name` or `name()`, not already a link's text
 _PART_PACKAGES = [(r"^(A_|1\d)", "naive_bayes"), (r"^(B_|2\d)", "neuralized"), (r"^(C_|3\d|41)", "gnb")]
 
@@ -211,8 +217,9 @@ def _imports(sources: list[str], lib: str) -> dict[str, str]:
                     if a.name.split(".")[0] == lib: out[a.asname or lib] = a.name if a.asname else lib
     return out
 
-class _Linker:
-    "Resolve names written in backticks to `(notebook stem, anchor)` of their documentation (see above)."
+# %% ../nbs/05_docs.ipynb #a93cb569
+class _LinkerLookup:
+    "The index of the documented names, the object a path names, and the page and anchor documenting a qualified name."
     def __init__(self, lib: str, syms: dict, pages: dict, slugs: dict[str, set], module_pages: dict[str, str]):
         "`syms`: nbdev's index (`_modidx.d['syms']`); `pages`: nbdev's output file -> notebook stem(s); `slugs`: stem -> anchors."
         self.lib, self.slugs, self.module_pages = lib, slugs, module_pages
@@ -259,6 +266,9 @@ class _Linker:
             qual = qual.rsplit(".", 1)[0]
         return None
 
+# %% ../nbs/05_docs.ipynb #42252ed3
+class _Linker(_LinkerLookup):
+    "Resolve names written in backticks to `(notebook stem, anchor)` of their documentation (see above)."
     def resolve(self, name: str, imports: dict[str, str], own_module: str | None, part: str | None):
         "`(stem, anchor)` documenting `name` on a page with these imports, own module and part package; or None."
         head, _, rest = name.partition(".")
@@ -299,7 +309,7 @@ class _Linker:
                 lines[i] = _re_backticks.sub(link, l)
         return "\n".join(lines)
 
-# %% ../nbs/05_docs.ipynb #b8d0a691
+# %% ../nbs/05_docs.ipynb #2e5439d3
 def _source(c) -> str: return "".join(c["source"]) if isinstance(c["source"], list) else c["source"]
 
 def _module_pages(nbs: Path, lib: str) -> dict[str, str]:
@@ -314,74 +324,88 @@ def _module_pages(nbs: Path, lib: str) -> dict[str, str]:
                 break
     return out
 
+# %% ../nbs/05_docs.ipynb #ddb4cfd3
 _WIDGET = "application/vnd.jupyter.widget-view+json"
 
+def _site_cells(nb: dict, stem: str) -> tuple[str, list]:
+    """A processed notebook as a Sphinx page: (nbdev's output file, its cells: the title a heading, the API tables
+    markdown, a note beside each optional cell, the cells folded in JupyterLab folded, no widget)."""
+    fm = {}
+    if nb["cells"] and nb["cells"][0]["cell_type"] == "raw":
+        fm = _frontmatter(_source(nb["cells"][0]))
+        nb["cells"] = nb["cells"][1:]
+    head = f"# {fm.get('title', stem)}\n"
+    if fm.get("description"): head += f"\n> {fm['description']}\n"
+    cells = [{"cell_type": "markdown", "id": "xg-title", "metadata": {}, "source": head}]
+    for i, c in enumerate(nb["cells"]):
+        if c["cell_type"] == "raw": continue
+        src = _source(c)
+        if c["cell_type"] == "markdown" and "WARNING: THIS FILE WAS AUTOGENERATED" in src: continue
+        if c["cell_type"] == "code":
+            dirs, src = _split_directives(src)
+            if dirs.get("include") == "false": continue
+            meta = c.setdefault("metadata", {})
+            if dirs.get("output") == "asis":   # show_doc's API table: part of the page
+                md = "\n\n".join(re.sub(r"^\s*---\s*\n", "", "".join(o["data"]["text/markdown"]))
+                                 for o in c.get("outputs", []) if "text/markdown" in o.get("data", {}))
+                if md.strip(): cells.append({"cell_type": "markdown", "id": f"xg-asis-{i}", "metadata": {}, "source": md})
+                continue
+            tags = meta.setdefault("tags", [])
+            if dirs.get("echo") == "false": tags.append("remove-input")
+            if dirs.get("output") == "false": tags.append("remove-output")
+            folded = meta.get("jupyter", {})   # folded in JupyterLab (a solution): folded on the page
+            if folded.get("source_hidden") and folded.get("outputs_hidden"): tags.append("hide-cell")
+            elif folded.get("source_hidden") or dirs.get("code-fold") in ("true", "hide"): tags.append("hide-input")
+            elif folded.get("outputs_hidden"): tags.append("hide-output")
+            c["outputs"] = [o for o in c.get("outputs", []) if _WIDGET not in o.get("data", {})]  # no widget offline
+            flags = meta.pop("xg_optional", None)
+            if flags:
+                note = _optional_note(flags, bool(c["outputs"]))
+                cells.append({"cell_type": "markdown", "id": f"xg-optional-{i}", "metadata": {}, "source": note})
+        c["source"] = src
+        cells.append(c)
+    return fm.get("output-file", stem + ".html"), cells
+
+# %% ../nbs/05_docs.ipynb #e35d8cf3
+def _link_page(nb: dict, stem: str, nbs: Path | None, lib: str, linker, base_url: str, pages: dict, slugs: dict) -> None:
+    "Link a page's names in place (its imports, own module and part read from its source notebook), and relativize its links."
+    p = Path(f"{stem}.ipynb")
+    src_nb = nbs / p.name if nbs else None
+    code = [_source(c) for c in json.loads(src_nb.read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "code"] \
+        if src_nb and src_nb.exists() else []
+    own = next((m.group(1) for s in code for m in [re.search(r"^\s*#\|\s*default_exp\s+(\S+)", s, flags=re.M)] if m), None)
+    own = f"{lib}.{own}".removesuffix(".__init__") if own else None
+    part = next((pkg for pat, pkg in _PART_PACKAGES if re.match(pat, p.stem)), None)
+    ctx = dict(imports=_imports(code, lib), own_module=own, part=part)
+    for c in nb["cells"]:
+        if c["cell_type"] == "markdown":
+            c["source"] = _fix_links(linker.linkify(c["source"], p.stem, **ctx), base_url, pages, slugs)
+        for o in c.get("outputs", []):
+            for mime, ext in (("text/markdown", ".ipynb"), ("text/html", ".html")):
+                if mime in o.get("data", {}):
+                    v = o["data"][mime]; v = "".join(v) if isinstance(v, list) else v
+                    o["data"][mime] = _fix_links(v, base_url, pages, slugs, ext=ext)
+
+# %% ../nbs/05_docs.ipynb #74451088
 def _postprocess(proc: Path, base_url: str, nbs: Path | None = None, lib: str = "xai_geometry") -> list[str]:
     "Rewrite the processed notebooks in `proc` for Sphinx (`nbs`: the source notebooks, for their imports); returns the stems."
     paths = sorted(p for p in proc.glob("*.ipynb"))
     pages, docs, slugs = {}, {}, {}
     for p in paths:   # first pass: titles, API tables as markdown, optional notes, the headings of every page
         nb = json.loads(p.read_text(encoding="utf-8"))
-        fm = {}
-        if nb["cells"] and nb["cells"][0]["cell_type"] == "raw":
-            fm = _frontmatter(_source(nb["cells"][0]))
-            nb["cells"] = nb["cells"][1:]
-        pages.setdefault(fm.get("output-file", p.stem + ".html"), []).append(p.stem)   # 17_bench and 28_bench: bench.html
-        head = f"# {fm.get('title', p.stem)}\n"
-        if fm.get("description"): head += f"\n> {fm['description']}\n"
-        cells = [{"cell_type": "markdown", "id": "xg-title", "metadata": {}, "source": head}]
-        for i, c in enumerate(nb["cells"]):
-            if c["cell_type"] == "raw": continue
-            src = _source(c)
-            if c["cell_type"] == "markdown" and "WARNING: THIS FILE WAS AUTOGENERATED" in src: continue
-            if c["cell_type"] == "code":
-                dirs, src = _split_directives(src)
-                if dirs.get("include") == "false": continue
-                meta = c.setdefault("metadata", {})
-                if dirs.get("output") == "asis":   # show_doc's API table: part of the page
-                    md = "\n\n".join(re.sub(r"^\s*---\s*\n", "", "".join(o["data"]["text/markdown"]))
-                                     for o in c.get("outputs", []) if "text/markdown" in o.get("data", {}))
-                    if md.strip(): cells.append({"cell_type": "markdown", "id": f"xg-asis-{i}", "metadata": {}, "source": md})
-                    continue
-                tags = meta.setdefault("tags", [])
-                if dirs.get("echo") == "false": tags.append("remove-input")
-                if dirs.get("output") == "false": tags.append("remove-output")
-                folded = meta.get("jupyter", {})   # folded in JupyterLab (a solution): folded on the page
-                if folded.get("source_hidden") and folded.get("outputs_hidden"): tags.append("hide-cell")
-                elif folded.get("source_hidden") or dirs.get("code-fold") in ("true", "hide"): tags.append("hide-input")
-                elif folded.get("outputs_hidden"): tags.append("hide-output")
-                c["outputs"] = [o for o in c.get("outputs", []) if _WIDGET not in o.get("data", {})]  # no widget offline
-                flags = meta.pop("xg_optional", None)
-                if flags:
-                    note = _optional_note(flags, bool(c["outputs"]))
-                    cells.append({"cell_type": "markdown", "id": f"xg-optional-{i}", "metadata": {}, "source": note})
-            c["source"] = src
-            cells.append(c)
-        nb["cells"] = cells
+        output_file, nb["cells"] = _site_cells(nb, p.stem)
+        pages.setdefault(output_file, []).append(p.stem)   # 17_bench and 28_bench: bench.html
         docs[p] = nb
-        slugs[p.stem] = set(heading_slugs([_source(c) for c in cells if c["cell_type"] == "markdown"]))
+        slugs[p.stem] = set(heading_slugs([_source(c) for c in nb["cells"] if c["cell_type"] == "markdown"]))
     from xai_geometry._modidx import d as modidx
     linker = _Linker(lib, modidx["syms"], pages, slugs, _module_pages(nbs, lib) if nbs else {})
     pages = {k: v[0] for k, v in pages.items() if len(v) == 1}
     for p, nb in docs.items():   # second pass: links, now that every page and heading is known
-        src_nb = nbs / p.name if nbs else None
-        code = [_source(c) for c in json.loads(src_nb.read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "code"] \
-            if src_nb and src_nb.exists() else []
-        own = next((m.group(1) for s in code for m in [re.search(r"^\s*#\|\s*default_exp\s+(\S+)", s, flags=re.M)] if m), None)
-        own = f"{lib}.{own}".removesuffix(".__init__") if own else None
-        part = next((pkg for pat, pkg in _PART_PACKAGES if re.match(pat, p.stem)), None)
-        ctx = dict(imports=_imports(code, lib), own_module=own, part=part)
-        for c in nb["cells"]:
-            if c["cell_type"] == "markdown":
-                c["source"] = _fix_links(linker.linkify(c["source"], p.stem, **ctx), base_url, pages, slugs)
-            for o in c.get("outputs", []):
-                for mime, ext in (("text/markdown", ".ipynb"), ("text/html", ".html")):
-                    if mime in o.get("data", {}):
-                        v = o["data"][mime]; v = "".join(v) if isinstance(v, list) else v
-                        o["data"][mime] = _fix_links(v, base_url, pages, slugs, ext=ext)
+        _link_page(nb, p.stem, nbs, lib, linker, base_url, pages, slugs)
         p.write_text(json.dumps(nb), encoding="utf-8")
     return [p.stem for p in paths]
 
+# %% ../nbs/05_docs.ipynb #0ce74cae
 def _add_toc(index_nb: Path, stems: list[str]) -> None:
     "Append the site's table of contents (one hidden MyST toctree per section) to the landing page."
     nb = json.loads(index_nb.read_text(encoding="utf-8"))
@@ -405,7 +429,7 @@ def find_mathjax(root: Path, install: bool = True) -> Path | None:
         if r.returncode == 0 and (es5 / "tex-mml-chtml.js").is_file(): return es5
     return None
 
-# %% ../nbs/05_docs.ipynb #4afbfd02
+# %% ../nbs/05_docs.ipynb #7cbae48c
 _CONF = '''
 project = {title!r}
 author = {author!r}
@@ -430,20 +454,7 @@ html_show_sourcelink = False
 html_css_files = ["xg.css"]
 '''
 
-# Display maths scrolls sideways instead of being clipped (MathJax gives a numbered equation a minimum
-# width that would push its start off the left edge of a narrow page); the signatures that nbdev's
-# `show_doc` writes in `<pre>` blocks wrap instead of running off the page; the cells of a markdown
-# table wrap (inline code, in a smaller font, at its spaces) so that every column stays on screen; tables that
-# code cells print (pandas' dataframes) are set smaller, with tight cells and headers that wrap anywhere (long column
-# names such as `resting_electrocardiographic_results`), so that a table of up to ~15 short numeric columns fits the
-# article's width at a 1400 px window (tests/test_site_pages.py checks that every table does; a cell that prints a wider
-# one rounds its numbers or shows fewer columns); a flagged cell's note is small.
-# A markdown table of four columns or more (the Results and proofs tables, the conventions) is set smaller, with tighter
-# cells, its maths at the size of its text and its code broken anywhere: its narrowest layout then fits the article's
-# width at a 1400 px window, so that no column is off-screen (its statement column holds long inline formulas,
-# which MathJax 3 does not break).
-# A figure keeps its own shape: myst-nb writes the PNG's size as `width` and `height` attributes and the theme narrows
-# a wide one to the column (`max-width: 100%`), so without `height: auto` it would be drawn squeezed sideways.
+# %% ../nbs/05_docs.ipynb #5fdf1161
 _CSS = """
 .bd-article img, div.cell_output img { max-width: 100%; height: auto; }
 div.math { overflow-x: auto; overflow-y: hidden; max-width: 100%; }
@@ -464,6 +475,7 @@ p.xg-optional { font-size: 0.85em; color: var(--pst-color-text-muted); border-le
                 padding-left: 0.6em; margin: 0.4em 0; }
 """
 
+# %% ../nbs/05_docs.ipynb #4a86a3f3
 def _settings(root: Path) -> dict:
     from configparser import ConfigParser
     cp = ConfigParser(delimiters=["="]); cp.read(root / "settings.ini", encoding="utf-8")

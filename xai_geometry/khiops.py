@@ -23,7 +23,7 @@ from .runner import UsageError, project_root
 # %% auto #0
 __all__ = ['SETUP', 'KhiopsNotAvailable', 'job_script', 'khiops_python', 'khiops_available', 'run_khiops', 'khiops_recoder_time']
 
-# %% ../nbs/04_khiops.ipynb #102e029a
+# %% ../nbs/04_khiops.ipynb #2944760f
 SETUP = ("python -m venv .venv-khiops && .venv-khiops/bin/pip install khiops-core==11.0.1 khiops==11.0.1.1 "
          "scikit-learn pandas (or set XAI_GEOMETRY_KHIOPS_PYTHON to the Python of an environment that has them)")
 
@@ -34,6 +34,7 @@ def job_script() -> Path:
     "The job that runs inside the Khiops environment (`xai_geometry/khiops_job.py`)."
     return PACKAGE_DIR / "khiops_job.py"
 
+# %% ../nbs/04_khiops.ipynb #596da51f
 def khiops_python() -> Path | None:
     "The Python interpreter of the virtual environment that holds Khiops, or None."
     cands = []
@@ -53,8 +54,7 @@ def _require_khiops() -> Path:
     if not ok: raise KhiopsNotAvailable(f"Khiops is not installed here: {why}")
     return khiops_python()
 
-
-# %% ../nbs/04_khiops.ipynb #8b00069f
+# %% ../nbs/04_khiops.ipynb #a8e3593b
 def _frame_hash(*objs) -> str:
     h = hashlib.sha1()
     for o in objs:
@@ -66,10 +66,12 @@ def _frame_hash(*objs) -> str:
         else: h.update(json.dumps(o, sort_keys=True, default=str).encode())
     return h.hexdigest()[:20]
 
+# %% ../nbs/04_khiops.ipynb #292bda0d
 def _categorical_columns(X: pd.DataFrame, categorical) -> list[str]:
     return sorted(set(categorical or []) | {c for c in X.columns
                   if not pd.api.types.is_numeric_dtype(X[c]) or pd.api.types.is_bool_dtype(X[c])})
 
+# %% ../nbs/04_khiops.ipynb #255e786c
 def _run_job(task: str, X: pd.DataFrame, y, X_test=None, *, categorical=None, max_cores=1, workdir=None,
              shapley=True, timeout=1800) -> dict:
     "Write the CSVs, run `khiops_job.py TASK` with the Khiops environment's Python (isolated mode), read its JSON."
@@ -95,6 +97,7 @@ def _run_job(task: str, X: pd.DataFrame, y, X_test=None, *, categorical=None, ma
             raise RuntimeError(f"Khiops failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
         return json.loads((tmp / "out.json").read_text())
 
+# %% ../nbs/04_khiops.ipynb #40718ae0
 def run_khiops(X: pd.DataFrame,  # training features
                y,  # training target
                X_test: pd.DataFrame | None = None,  # rows to score (default: the training rows)
@@ -120,10 +123,10 @@ def run_khiops(X: pd.DataFrame,  # training features
         cached.parent.mkdir(parents=True, exist_ok=True); cached.write_text(json.dumps(res))
     return res
 
+# %% ../nbs/04_khiops.ipynb #4533b46c
 def khiops_recoder_time(X: pd.DataFrame,  # features
                         y,  # labels
                         *, categorical: list[str] | None = None, max_cores: int | None = 1,
                        ) -> dict:
     "One Khiops `train_recoder` call (its data preparation alone): {'wall': seconds of the call, 'prep': Khiops' logged preparation seconds}."
     return _run_job("recoder", X, y, categorical=categorical, max_cores=max_cores, shapley=False)
-

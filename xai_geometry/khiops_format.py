@@ -47,10 +47,11 @@ def parse_rule(text: str):
     return out
 
 
-# %% ../nbs/04a_khiops_format.ipynb #72989886
+# %% ../nbs/04a_khiops_format.ipynb #c5b7f2da
 STAR = " * "  # Khiops' special value: any categorical value not seen in training
 _LINE = re.compile(r'^\s*(Unused\s+)?(?P<type>\w+(?:\(\w+\))?)\s+(?P<name>`(?:[^`]|``)*`|\S+)\s*(?:=\s*(?P<rule>.*?))?\s*;(?P<meta>.*)$')
 
+# %% ../nbs/04a_khiops_format.ipynb #df41a6a3
 def read_kdic(text: str) -> dict:
     "The dictionaries of a .kdic text: `{dictionary: {variable: (type, rule or None, metadata)}}`."
     dicts, cur = {}, None
@@ -67,6 +68,7 @@ def read_kdic(text: str) -> dict:
             dicts[cur][name] = (m["type"], m["rule"], m["meta"])
     return dicts
 
+# %% ../nbs/04a_khiops_format.ipynb #88a2568c
 def parse_datagrid(rule) -> dict:
     "A parsed DataGrid rule: `{'kind': 'intervals'|'groups', 'bounds'|'groups', 'counts' (I, J), 'classes'}`."
     name, ops = rule
@@ -83,6 +85,7 @@ def parse_datagrid(rule) -> dict:
     out.update(classes=[str(c) for c in classes], counts=f.reshape(J, I).T)  # the part index varies fastest
     return out
 
+# %% ../nbs/04a_khiops_format.ipynb #483a990b
 def read_snb_model(text: str) -> dict:
     """The selective naive Bayes of a Khiops model dictionary (.kdic text): its dictionary, classes and
     class counts, the native variables, and each selected variable's weight and data grid."""
@@ -105,4 +108,3 @@ def read_snb_model(text: str) -> dict:
               if rule is None and t in ("Numerical", "Categorical") and "<TargetVariable>" not in meta]
     return {"dictionary": dname, "classifier_variable": clf[0][0], "classes": target["classes"],
             "class_counts": target["counts"], "native": native, "selected": selected}
-

@@ -24,13 +24,14 @@ import pandas as pd
 # %% auto #0
 __all__ = ['run_snb', 'run_recoder', 'main']
 
-# %% ../nbs/04b_khiops_job.ipynb #6131f4b5
+# %% ../nbs/04b_khiops_job.ipynb #24be4de4
 def _json_num(x):
     "A float, or None for ±inf / NaN (strict JSON)."
     if x is None: return None
     x = float(x)
     return x if math.isfinite(x) else None
 
+# %% ../nbs/04b_khiops_job.ipynb #f5c10c05
 def _format_module():
     "Our `khiops_format` module, loaded from this file's folder (the job runs outside the package)."
     path = Path(__file__).resolve().parent / "khiops_format.py"
@@ -38,6 +39,7 @@ def _format_module():
     mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)
     return mod
 
+# %% ../nbs/04b_khiops_job.ipynb #3e502f4f
 def _khiops():
     "Khiops' Python API, with the environment's `bin/` on PATH (Khiops' runner looks for `khiops_env` there)."
     os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
@@ -46,11 +48,13 @@ def _khiops():
     from khiops import core as kh
     return khiops, kh
 
+# %% ../nbs/04b_khiops_job.ipynb #e236dc7c
 def _khiops_types(df, target, categorical) -> dict:
     "Khiops' type of every column: the target, forced and non-numeric columns are Categorical."
     return {c: "Categorical" if (c == target or c in categorical or not pd.api.types.is_numeric_dtype(df[c])
                                  or pd.api.types.is_bool_dtype(df[c])) else "Numerical" for c in df.columns}
 
+# %% ../nbs/04b_khiops_job.ipynb #6b29e346
 def _prepare(train_csv, test_csv, target, categorical, workdir):
     "Read the CSVs, write Khiops' TSV files (empty field = missing) and its dictionary domain."
     train = pd.read_csv(train_csv)
@@ -74,8 +78,7 @@ def _prepare(train_csv, test_csv, target, categorical, workdir):
     domain.add_dictionary(dic)
     return train, test, paths, domain
 
-
-# %% ../nbs/04b_khiops_job.ipynb #f0280527
+# %% ../nbs/04b_khiops_job.ipynb #33e405ae
 def _interval_parts(bounds) -> tuple[list, str]:
     "Parts of an interval partition (a leading None bound is Khiops' dedicated missing-value part)."
     parts, missing = [], "first interval (missing = -inf)"
@@ -84,6 +87,7 @@ def _interval_parts(bounds) -> tuple[list, str]:
     lows, highs = [None] + list(bounds), list(bounds) + [None]
     return parts + [{"interval": [_json_num(lo), _json_num(hi)]} for lo, hi in zip(lows, highs)], missing
 
+# %% ../nbs/04b_khiops_job.ipynb #d8ef1614
 def _report_parts(det) -> list:
     "Parts of an informative variable that the selective naive Bayes did not select, from the preparation report."
     dims = det["dataGrid"]["dimensions"][0]
@@ -100,6 +104,7 @@ def _report_parts(det) -> list:
     for p, c in zip(parts, det["dataGrid"]["partTargetFrequencies"]): p["class_counts"] = [int(x) for x in c]
     return parts
 
+# %% ../nbs/04b_khiops_job.ipynb #743cd88c
 def _variables(prep, model, sel_report, STAR) -> list:
     "One entry per input variable: type, level, selected, weight, importance and its parts with class counts."
     sel = {v["name"]: v for v in model["selected"]}
@@ -124,8 +129,32 @@ def _variables(prep, model, sel_report, STAR) -> list:
         out.append(entry)
     return out
 
+# %% ../nbs/04b_khiops_job.ipynb #80299caa
+def _deployed_columns(ddict, fmt) -> tuple[dict, dict, str | None]:
+    """The columns of the deployment dictionary `ddict` to write, marked `used` (the others are not written):
+    class -> probability column, (class, variable) -> Shapley column, and the predicted class's column."""
+    prob_cols, shap_cols, pred_col = {}, {}, None
+    for v in ddict.variables:
+        v.used = False
+        if v.rule.startswith("TargetProbAt("): prob_cols[fmt.parse_rule(v.rule)[1][1]] = v.name; v.used = True
+        elif v.rule.startswith("TargetValue("): pred_col = v.name; v.used = True
+        elif v.rule.startswith("ContributionAt("):
+            ops = fmt.parse_rule(v.rule)[1]; shap_cols[(ops[1], ops[2])] = v.name; v.used = True  # (class, variable)
+    return prob_cols, shap_cols, pred_col
 
-# %% ../nbs/04b_khiops_job.ipynb #2d753869
+# %% ../nbs/04b_khiops_job.ipynb #66dc523b
+def _deployed_record(dep, classes, selected, prob_cols, shap_cols, pred_col, target_values) -> dict:
+    "The record of the deployed rows: probabilities [n][J], predicted classes, Shapley values [n][J][M], the target."
+    test_out = {"n": int(len(dep)), "probabilities": dep[[prob_cols[c] for c in classes]].to_numpy(float).tolist(),
+                "predicted": dep[pred_col].tolist()}
+    if shap_cols:
+        mvars = [v["name"] for v in selected]
+        shap = np.stack([np.stack([dep[shap_cols[(c, m)]].to_numpy(float) for m in mvars], axis=1) for c in classes], axis=1)
+        test_out["shapley"] = {"variables": mvars, "axes": "[instance][class][variable]", "values": shap.tolist()}
+    test_out["target"] = [None if (isinstance(t, float) and math.isnan(t)) else t for t in target_values]
+    return test_out
+
+# %% ../nbs/04b_khiops_job.ipynb #6179b930
 def run_snb(train_csv, target, test_csv=None, categorical=(), max_cores=None, workdir=None, shapley=True) -> dict:
     """Train Khiops' selective naive Bayes (no trees, no pairs, no constructed variables) on a CSV, deploy it
     (with its interpretation model when `shapley`) on the test CSV, and return the reference record."""
@@ -171,30 +200,25 @@ def run_snb(train_csv, target, test_csv=None, categorical=(), max_cores=None, wo
     deploy_domain = interp_domain if interp_domain is not None else kh.read_dictionary_file(model_kdic)
     prefix = "Interpretation_" if interp_domain is not None else "SNB_"
     ddict = [d for d in deploy_domain.dictionaries if d.name.startswith(prefix)][0]
-    prob_cols, shap_cols, pred_col = {}, {}, None
-    for v in ddict.variables:
-        v.used = False
-        if v.rule.startswith("TargetProbAt("): prob_cols[fmt.parse_rule(v.rule)[1][1]] = v.name; v.used = True
-        elif v.rule.startswith("TargetValue("): pred_col = v.name; v.used = True
-        elif v.rule.startswith("ContributionAt("):
-            ops = fmt.parse_rule(v.rule)[1]; shap_cols[(ops[1], ops[2])] = v.name; v.used = True  # (class, variable)
+    prob_cols, shap_cols, pred_col = _deployed_columns(ddict, fmt)
     out_tsv = os.path.join(workdir, "deployed.tsv")
     t0 = time.perf_counter()
     kh.deploy_model(deploy_domain, ddict.name, paths["test"], out_tsv, detect_format=False, header_line=True,
                     field_separator="\t", log_file_path=os.path.join(workdir, "deploy.log"))
     timing["deploy"] = time.perf_counter() - t0
     dep = pd.read_csv(out_tsv, sep="\t", dtype={pred_col: str}, keep_default_na=False)
-    test_out = {"n": int(len(dep)), "probabilities": dep[[prob_cols[c] for c in classes]].to_numpy(float).tolist(),
-                "predicted": dep[pred_col].tolist()}
-    if shap_cols:
-        mvars = [v["name"] for v in model["selected"]]
-        shap = np.stack([np.stack([dep[shap_cols[(c, m)]].to_numpy(float) for m in mvars], axis=1) for c in classes], axis=1)
-        test_out["shapley"] = {"variables": mvars, "axes": "[instance][class][variable]", "values": shap.tolist()}
-    test_out["target"] = [None if (isinstance(t, float) and math.isnan(t)) else t for t in test[target]]
+    test_out = _deployed_record(dep, classes, model["selected"], prob_cols, shap_cols, pred_col, test[target])
     out["test"], out["timing_s"] = test_out, timing
     if own_tmp: shutil.rmtree(workdir, ignore_errors=True)
     return out
 
+# %% ../nbs/04b_khiops_job.ipynb #275e24d5
+def _logged_prep_seconds(log_text: str) -> float | None:
+    "The data-preparation time Khiops writes in its log (`Data preparation time: h:mm:ss.ss`), in seconds; None if absent."
+    m = re.search(r"Data preparation time: (\d+):(\d+):([\d.]+)", log_text)
+    return float(m.group(1)) * 3600 + float(m.group(2)) * 60 + float(m.group(3)) if m else None
+
+# %% ../nbs/04b_khiops_job.ipynb #d213802e
 def run_recoder(train_csv, target, categorical=(), max_cores=None, workdir=None) -> dict:
     "Khiops' data preparation alone (`train_recoder`): the wall time of the call and Khiops' logged preparation time."
     _, kh = _khiops()
@@ -208,11 +232,9 @@ def run_recoder(train_csv, target, categorical=(), max_cores=None, workdir=None)
                      header_line=True, field_separator="\t", max_trees=0, max_pairs=0, max_text_features=0,
                      max_constructed_variables=0, informative_variables_only=False, max_cores=max_cores, log_file_path=log)
     wall = time.perf_counter() - t0
-    m = re.search(r"Data preparation time: (\d+):(\d+):([\d.]+)", open(log, errors="replace").read())
-    prep = float(m.group(1)) * 3600 + float(m.group(2)) * 60 + float(m.group(3)) if m else None
+    prep = _logged_prep_seconds(open(log, errors="replace").read())
     if own_tmp: shutil.rmtree(workdir, ignore_errors=True)
     return {"wall": wall, "prep": prep}
-
 
 # %% ../nbs/04b_khiops_job.ipynb #d17c889b
 def main(argv=None) -> None:

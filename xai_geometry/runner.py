@@ -90,7 +90,7 @@ def select_datasets(requested,  # names asked for (None or empty: all of `availa
     return [a for a in available if a in wanted]
 
 
-# %% ../nbs/02_runner.ipynb #fc991dd6
+# %% ../nbs/02_runner.ipynb #13be2b46
 _PACKAGE = "xai_geometry"
 _NUMERIC_LIBRARIES = ("numpy", "scipy", "sklearn", "pandas")  # their arithmetic is in every result
 
@@ -106,6 +106,7 @@ def _module_file(name: str, root: Path) -> Path | None:
     if (p / "__init__.py").is_file(): return p / "__init__.py"
     return None
 
+# %% ../nbs/02_runner.ipynb #09caa59c
 _IMPORTS: dict = {}  # (file, size, mtime, module name) -> imported names: each file is parsed once per edit
 
 def _imports_of_file(f: Path, name: str, package: str) -> set[str]:
@@ -127,6 +128,7 @@ def _imported_names(source: str, name: str, is_package: bool, package: str) -> s
                 out.add(mod); out |= {f"{mod}.{a.name}" for a in node.names}
     return out
 
+# %% ../nbs/02_runner.ipynb #7ccef679
 def imported_modules(module: str,  # a module of the package ('xai_geometry.experiments.part_a'), or '' for none
                      extra_source: str = "",  # source outside the package whose imports count too (a function's file)
                      root: Path | None = None,  # the package folder (default: this installed package)
@@ -149,6 +151,7 @@ def imported_modules(module: str,  # a module of the package ('xai_geometry.expe
             todo += sorted(_imports_of_file(f, sub, package))
     return dict(sorted(seen.items()))
 
+# %% ../nbs/02_runner.ipynb #19610e32
 def code_digest(func: Callable,  # the task function
                 root: Path | None = None,  # the package folder (default: this installed package)
                 package: str = _PACKAGE,
@@ -179,6 +182,7 @@ def code_digest(func: Callable,  # the task function
     h.update(json.dumps(versions, sort_keys=True).encode()); h.update(own.encode())
     return h.hexdigest()[:16]
 
+# %% ../nbs/02_runner.ipynb #5ac55604
 def task_key(func: Callable, task: dict, version: str = "", code: str = "") -> str:
     "Stable hex key of `func(**task)` for the code whose digest is `code` (see `code_digest`)."
     name = f"{getattr(func, '__module__', '')}.{getattr(func, '__qualname__', repr(func))}"
@@ -237,7 +241,7 @@ def run_tasks(func: Callable,  # called as func(**task); must be picklable for p
 
 def _idx_call(i, func, task): return i, func(**task)
 
-# %% ../nbs/02_runner.ipynb #b7c0de08
+# %% ../nbs/02_runner.ipynb #b992cca6
 @dataclass(frozen=True)
 class RecordTable:
     "How one table of a quick run is compared with the same table of the full run (see `compare_with_record`)."
@@ -249,6 +253,7 @@ class RecordTable:
     not_shared: dict = field(default_factory=dict)  # column -> values marking rows that summarize the run itself
     requires: str = ""  # an optional tool the table needs ("khiops"): without it the check is skipped, with the reason
 
+# %% ../nbs/02_runner.ipynb #16fcade2
 def _same(a, b, rtol: float = 0.0):
     "Elementwise equality of two Series (NaN equals NaN); numbers within `rtol` when it is positive."
     import numpy as np
@@ -263,6 +268,7 @@ def _same(a, b, rtol: float = 0.0):
 
 def _key(values) -> str: return ", ".join(str(v) for v in values)
 
+# %% ../nbs/02_runner.ipynb #b7f4d978
 def compare_with_record(quick_dir: str | os.PathLike,  # the quick run's output folder
                         tables,  # the RecordTables of a module (its `RECORD`)
                         record_dir: str | os.PathLike | None = None,  # default: figures/ of the checkout

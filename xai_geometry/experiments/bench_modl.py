@@ -22,11 +22,48 @@ from ..runner import RecordTable
 __all__ = ['CONTINUOUS_SOURCES', 'SIZES', 'QUICK_SIZES', 'TIMED_SOURCE', 'RECORD', 'khiops_agreement', 'continuous_like',
            'khiops_ln_gamma', 'khiops_lngamma', 'growth_exponent', 'plot_bench', 'bench']
 
-# %% ../../nbs/10d_modl_khiops.ipynb #7bd74bfd
+# %% ../../nbs/10d_modl_khiops.ipynb #e148d86c
 def _sorted_rows(a):
     a = np.asarray(a, dtype=np.int64)
     return a[np.lexsort(a.T[::-1])] if len(a) else a
 
+# %% ../../nbs/10d_modl_khiops.ipynb #94801f8b
+def _khiops_grouping_cost(col, yc, J, v, n_parts, ac) -> float:
+    "Our Khiops criterion's cost of Khiops' grouping `v` (an entry of its report) of a categorical column."
+    t = _as_text(col); u, xi = np.unique(t.astype(str), return_inverse=True)
+    c = np.zeros((len(u), J), np.int64); np.add.at(c, (xi, yc), 1)
+    o = np.lexsort((u, -c.sum(1))); u, c = u[o], c[o]
+    if n_parts == 1: km = np.zeros(len(u), np.int64)
+    else:
+        g_of = {}
+        dflt = None
+        for g, p in enumerate(v["parts"]):
+            for val in p.get("values", []): g_of[str(val).strip()] = g
+            if p.get("default_group"): dflt = g
+        km = np.array([g_of.get(val, dflt if dflt is not None else 0) for val in u], dtype=np.int64)
+        _, km = np.unique(km, return_inverse=True)
+    return _khiops_group_partition_cost(c, km, ac)
+
+
+def _khiops_discretization_cost(col, yc, J, v, n_parts, ac) -> float:
+    "Our Khiops criterion's cost of Khiops' discretization `v` (an entry of its report) of a numeric column."
+    x = col.to_numpy(dtype=float, na_value=np.nan); miss = np.isnan(x)
+    xv = np.where(miss, -np.inf, x)
+    u, xi = np.unique(xv, return_inverse=True)
+    c = np.zeros((len(u), J), np.int64); np.add.at(c, (xi, yc), 1)
+    # Khiops' part of each distinct value, from its ]lo, hi] intervals
+    his = [p["interval"][1] for p in v["parts"] if "interval" in p]
+    his = np.array([np.inf if h is None else h for h in his], dtype=float)
+    ded = any(p.get("missing") for p in v["parts"])
+    if n_parts == 1: kp = np.zeros(len(u), np.int64)
+    else:
+        kp = np.searchsorted(his, u, side="left") + int(ded)
+        if ded: kp[np.isneginf(u) & (miss.any())] = 0
+        kp = np.minimum(kp, n_parts - 1)
+    ends = np.append(np.flatnonzero(np.diff(kp)), len(u) - 1)
+    return _khiops_disc_partition_cost(c, ends, ac)
+
+# %% ../../nbs/10d_modl_khiops.ipynb #8668bce5
 def khiops_agreement(X: pd.DataFrame,  # training features
                      y,  # training labels
                      reference: dict,  # the JSON of `xai_geometry.khiops.run_khiops(X, y)`
@@ -47,19 +84,7 @@ def khiops_agreement(X: pd.DataFrame,  # training features
         J = len(classes)
         if enc.is_categorical_[m]:
             same = ours.shape == kt.shape and np.array_equal(_sorted_rows(ours), _sorted_rows(kt))
-            t = _as_text(X[name]); u, xi = np.unique(t.astype(str), return_inverse=True)
-            c = np.zeros((len(u), J), np.int64); np.add.at(c, (xi, yc), 1)
-            o = np.lexsort((u, -c.sum(1))); u, c = u[o], c[o]
-            if len(kt) == 1: km = np.zeros(len(u), np.int64)
-            else:
-                g_of = {}
-                dflt = None
-                for g, p in enumerate(v["parts"]):
-                    for val in p.get("values", []): g_of[str(val).strip()] = g
-                    if p.get("default_group"): dflt = g
-                km = np.array([g_of.get(val, dflt if dflt is not None else 0) for val in u], dtype=np.int64)
-                _, km = np.unique(km, return_inverse=True)
-            kcost = _khiops_group_partition_cost(c, km, ac)
+            kcost = _khiops_grouping_cost(X[name], yc, J, v, len(kt), ac)
             if len(kt) > 1:
                 ours_d = next(set(g.values) for g in enc.partitions_[m] if g.default)
                 k_d = next({str(val).strip() for val in p["values"]} for p in v["parts"] if p.get("default_group"))
@@ -68,21 +93,7 @@ def khiops_agreement(X: pd.DataFrame,  # training features
         else:
             default_same = True
             same = ours.shape == kt.shape and np.array_equal(ours, kt)
-            x = X[name].to_numpy(dtype=float, na_value=np.nan); miss = np.isnan(x)
-            xv = np.where(miss, -np.inf, x)
-            u, xi = np.unique(xv, return_inverse=True)
-            c = np.zeros((len(u), J), np.int64); np.add.at(c, (xi, yc), 1)
-            # Khiops' part of each distinct value, from its ]lo, hi] intervals
-            his = [p["interval"][1] for p in v["parts"] if "interval" in p]
-            his = np.array([np.inf if h is None else h for h in his], dtype=float)
-            ded = any(p.get("missing") for p in v["parts"])
-            if len(kt) == 1: kp = np.zeros(len(u), np.int64)
-            else:
-                kp = np.searchsorted(his, u, side="left") + int(ded)
-                if ded: kp[np.isneginf(u) & (miss.any())] = 0
-                kp = np.minimum(kp, len(kt) - 1)
-            ends = np.append(np.flatnonzero(np.diff(kp)), len(u) - 1)
-            kcost = _khiops_disc_partition_cost(c, ends, ac)
+            kcost = _khiops_discretization_cost(X[name], yc, J, v, len(kt), ac)
         rows.append(dict(variable=name, type="categorical" if enc.is_categorical_[m] else "numeric",
                          parts=int(enc.n_parts_[m]), khiops_parts=int(len(kt)), counts_agree=bool(same),
                          informative_agree=bool(enc.informative_[m] == (len(kt) > 1)),
@@ -109,7 +120,7 @@ def continuous_like(n: int,  # rows
     Xs = Xs * (1.0 + 0.001 * rng.standard_normal(Xs.shape))
     return Xs, y.iloc[idx].reset_index(drop=True)
 
-# %% ../../nbs/10d_modl_khiops.ipynb #c1a2b3d1
+# %% ../../nbs/10d_modl_khiops.ipynb #14593342
 _LANCZOS = (2.5066282746310005, 76.18009172947146, -86.50532032941677, 24.01409824083091,
             -1.231739572450155, 0.1208650973866179e-2, -0.5395239384953e-5)
 
@@ -124,6 +135,7 @@ def khiops_ln_gamma(z) -> np.ndarray:
         y = y + 1.0; ser = ser + c / y
     return tmp + np.log(_LANCZOS[0] * ser / x)
 
+# %% ../../nbs/10d_modl_khiops.ipynb #2256c709
 @contextmanager
 def khiops_lngamma(n: int):  # the largest k whose log k! the fits inside may read (rows + classes)
     "Inside the block, the search of Khiops' criterion reads log k! = `khiops_ln_gamma(k + 1)` for k >= 128,000, as Khiops does."
@@ -136,7 +148,7 @@ def khiops_lngamma(n: int):  # the largest k whose log k! the fits inside may re
     try: yield
     finally: merge._KLNF = saved
 
-# %% ../../nbs/10d_modl_khiops.ipynb #34cfecb2
+# %% ../../nbs/10d_modl_khiops.ipynb #ba1fa829
 SIZES = (10_000, 30_000, 100_000, 200_000, 500_000, 1_000_000)
 QUICK_SIZES = (10_000, 30_000)
 TIMED_SOURCE = "waveform"  # timed with `repeats` runs and both Khiops calls; the other sources once, the training call only
@@ -155,6 +167,7 @@ def _parts_table(X, y, reference, enc, data):
     parts.insert(0, "classes", J); parts.insert(0, "rows", len(X)); parts.insert(0, "data", data)
     return parts
 
+# %% ../../nbs/10d_modl_khiops.ipynb #a27804f2
 def _time_size(X, y, data, repeats, with_khiops, progress, recoder=True):
     "Interleaved timed runs on one data set: ours, Khiops' training call (and its recoder); medians, and the per-variable comparison."
     from xai_geometry.khiops import khiops_recoder_time, run_khiops
@@ -183,10 +196,12 @@ def _time_size(X, y, data, repeats, with_khiops, progress, recoder=True):
                    lngamma_same=int(parts.lngamma_same.sum()))
     return out, parts
 
+# %% ../../nbs/10d_modl_khiops.ipynb #588dd728
 def growth_exponent(rows, seconds) -> float:
     "Least-squares slope of log(seconds) against log(rows): t ~ n^slope."
     return float(np.polyfit(np.log(np.asarray(rows, float)), np.log(np.asarray(seconds, float)), 1)[0])
 
+# %% ../../nbs/10d_modl_khiops.ipynb #477f922d
 def plot_bench(df: pd.DataFrame, path: Path | None = None):
     "Log-log figure of the timed continuous rows of a bench table: our fit and Khiops' calls against the number of rows."
     import matplotlib.pyplot as plt
@@ -206,6 +221,7 @@ def plot_bench(df: pd.DataFrame, path: Path | None = None):
     if path is not None: fig.savefig(path, dpi=120)
     return fig
 
+# %% ../../nbs/10d_modl_khiops.ipynb #eaf677a1
 def bench(out_dir: Path,  # where bench_modl.csv, bench_modl_parts.csv and bench_modl.png are written
           *,
           repeats: int = 5,  # timed runs per size of TIMED_SOURCE (3 at 500,000 rows and beyond); medians are reported

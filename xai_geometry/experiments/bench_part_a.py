@@ -26,11 +26,19 @@ from ..runner import median_time, figures_dir
 # %% auto #0
 __all__ = ['sklearn_bench_data', 'bench']
 
-# %% ../../nbs/17_bench.ipynb #b52d145f
+# %% ../../nbs/17_bench.ipynb #85f5b370
 def _log(progress, msg):
     if progress: print(msg, flush=True)
 
+# %% ../../nbs/17_bench.ipynb #4037499f
+def sklearn_bench_data(model, n_rows: int = 10_000, n_features: int = 14, seed: int = 0):
+    "(X, y): binary `make_classification` rows turned into what `model` takes (category codes, counts)."
+    X, y = make_classification(n_rows, n_features, n_informative=6, n_redundant=2, random_state=seed)
+    if isinstance(model, CategoricalNB): X = np.digitize(X, [-1, 0, 1]).astype(float)
+    elif isinstance(model, (MultinomialNB, ComplementNB)): X = np.round(2 * np.abs(X + 1))
+    return X, y
 
+# %% ../../nbs/17_bench.ipynb #c82612e6
 def _kernel_explainer_per_row(model, X_rows, X_background, n_rows, progress):
     "Median per-row time of shap.KernelExplainer on the class-1 one-vs-rest log-odds of the recoded rows."
     import shap  # optional dependency (the `compare` extra)
@@ -45,16 +53,7 @@ def _kernel_explainer_per_row(model, X_rows, X_background, n_rows, progress):
         t0 = time.perf_counter(); vals.append(explainer.shap_values(P[i:i + 1], silent=True)); times.append(time.perf_counter() - t0)
     return float(np.median(times)), np.concatenate(vals)
 
-
-
-def sklearn_bench_data(model, n_rows: int = 10_000, n_features: int = 14, seed: int = 0):
-    "(X, y): binary `make_classification` rows turned into what `model` takes (category codes, counts)."
-    X, y = make_classification(n_rows, n_features, n_informative=6, n_redundant=2, random_state=seed)
-    if isinstance(model, CategoricalNB): X = np.digitize(X, [-1, 0, 1]).astype(float)
-    elif isinstance(model, (MultinomialNB, ComplementNB)): X = np.round(2 * np.abs(X + 1))
-    return X, y
-
-
+# %% ../../nbs/17_bench.ipynb #230e3a49
 def _sklearn_rows(repeats: int, quick: bool, progress) -> list[dict]:
     "Exact Shapley values of scikit-learn's naive Bayes against shap's KernelExplainer on the same game, per row."
     rows = []
@@ -99,31 +98,34 @@ def _sklearn_rows(repeats: int, quick: bool, progress) -> list[dict]:
                              max_abs_diff=max(diffs), peer_rows=n_kernel, **row))
     return rows
 
-def bench(out_dir: Path | str | None = None,  # where bench_part_a.csv goes (default: figures/)
-          repeats: int = 5,  # timed runs per measurement (medians reported)
-          quick: bool = False,  # one repeat, 5,000 adult rows, 2 KernelExplainer rows
-          progress: bool = True,
-         ) -> pd.DataFrame:
-    "Time analytic Shapley values against Khiops and KernelExplainer (ours and scikit-learn's naive Bayes), and 1-NN on letter; write bench_part_a.csv."
-    from xai_geometry.khiops import khiops_available, run_khiops
-    out_dir = figures_dir(out_dir)
-    repeats = 1 if quick else repeats
+# %% ../../nbs/17_bench.ipynb #e4622b2c
+def _khiops_reference(X, y, Xq, repeats: int, progress):
+    """Khiops trained on (X, y) and deploying its Shapley values on Xq, `repeats` times: (its model read back, the deploy
+    times, its values (n, M', J) and their columns in the model's variables)."""
+    from xai_geometry.khiops import run_khiops
+    deploy, model, n_rows = [], None, len(Xq)
+    for r in range(repeats):
+        _log(progress, f"[adult] Khiops train + interpret + deploy on {n_rows} rows ({r + 1}/{repeats})")
+        with tempfile.TemporaryDirectory() as tmp:
+            ref = run_khiops(X, y, Xq, shapley=True, workdir=tmp)
+            deploy.append(ref["timing_s"]["deploy"])
+            if model is None:
+                model = WeightedNaiveBayes.from_khiops(Path(tmp) / "AnalysisResults.model.kdic")
+                theirs = np.asarray(ref["test"]["shapley"]["values"]).transpose(0, 2, 1)
+                cols = [list(model.feature_names_in_).index(v) for v in ref["test"]["shapley"]["variables"]]
+    return model, deploy, theirs, cols
+
+# %% ../../nbs/17_bench.ipynb #17f6da29
+def _adult_rows(repeats: int, quick: bool, progress) -> list[dict]:
+    "Analytic Shapley values on adult against Khiops' deployment and against shap's KernelExplainer, per row."
+    from xai_geometry.khiops import khiops_available
     n_rows = 5_000 if quick else 50_000
     rows = []
     X, y = load("adult")
     Xq = X.sample(n_rows, replace=n_rows > len(X), random_state=0).reset_index(drop=True)
     ok, why = khiops_available()
-    deploy, model = [], None
     if ok:
-        for r in range(repeats):
-            _log(progress, f"[adult] Khiops train + interpret + deploy on {n_rows} rows ({r + 1}/{repeats})")
-            with tempfile.TemporaryDirectory() as tmp:
-                ref = run_khiops(X, y, Xq, shapley=True, workdir=tmp)
-                deploy.append(ref["timing_s"]["deploy"])
-                if model is None:
-                    model = WeightedNaiveBayes.from_khiops(Path(tmp) / "AnalysisResults.model.kdic")
-                    theirs = np.asarray(ref["test"]["shapley"]["values"]).transpose(0, 2, 1)
-                    cols = [list(model.feature_names_in_).index(v) for v in ref["test"]["shapley"]["variables"]]
+        model, deploy, theirs, cols = _khiops_reference(X, y, Xq, repeats, progress)
     else:
         _log(progress, f"Khiops not available ({why}): our own fitted model is used")
         model = WeightedNaiveBayes().fit(X, y)
@@ -149,7 +151,11 @@ def bench(out_dir: Path | str | None = None,  # where bench_part_a.csv goes (def
                          max_abs_diff=float(np.abs(kv - same_bg).max()), repeats=n_kernel))
     except ImportError:
         _log(progress, "shap is not installed: KernelExplainer comparison skipped")
-    # letter, one fold
+    return rows
+
+# %% ../../nbs/17_bench.ipynb #88f0602e
+def _letter_row(repeats: int, quick: bool, progress) -> dict:
+    "The 1-NN in the Shapley geometry on fold 0 of letter: its time against the 20 s target, and its accuracy."
     X, y = load("letter")
     tr, te = next(StratifiedKFold(10, shuffle=True, random_state=0).split(X, y))
     if quick: tr, te = tr[:6000], te[:1000]
@@ -162,9 +168,21 @@ def bench(out_dir: Path | str | None = None,  # where bench_part_a.csv goes (def
     _log(progress, f"[letter] 1-NN, shap geometry, {len(tr)} x {len(te)} rows")
     t_knn, _ = median_time(knn_run, repeats)
     acc = float((knn_run() == y.iloc[te].to_numpy()).mean())
-    rows.append(dict(task=f"1-NN shap geometry, letter fold 0 ({len(tr)} x {len(te)})", ours_s=t_knn, peer="target",
-                     peer_s=20.0, speedup=20.0 / t_knn, target=1.0, max_abs_diff=np.nan, repeats=repeats,
-                     accuracy=acc, model_fit_s=t_fit))
+    return dict(task=f"1-NN shap geometry, letter fold 0 ({len(tr)} x {len(te)})", ours_s=t_knn, peer="target",
+                peer_s=20.0, speedup=20.0 / t_knn, target=1.0, max_abs_diff=np.nan, repeats=repeats,
+                accuracy=acc, model_fit_s=t_fit)
+
+# %% ../../nbs/17_bench.ipynb #fe841a30
+def bench(out_dir: Path | str | None = None,  # where bench_part_a.csv goes (default: figures/)
+          repeats: int = 5,  # timed runs per measurement (medians reported)
+          quick: bool = False,  # one repeat, 5,000 adult rows, 2 KernelExplainer rows
+          progress: bool = True,
+         ) -> pd.DataFrame:
+    "Time analytic Shapley values against Khiops and KernelExplainer (ours and scikit-learn's naive Bayes), and 1-NN on letter; write bench_part_a.csv."
+    out_dir = figures_dir(out_dir)
+    repeats = 1 if quick else repeats
+    rows = _adult_rows(repeats, quick, progress)
+    rows.append(_letter_row(repeats, quick, progress))
     rows += _sklearn_rows(repeats, quick, progress)
     df = pd.DataFrame(rows)
     df.to_csv(Path(out_dir) / "bench_part_a.csv", index=False)

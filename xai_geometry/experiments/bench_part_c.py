@@ -19,7 +19,7 @@ from ..runner import median_time
 # %% auto #0
 __all__ = ['bench_data', 'discretize', 'learn_gnb_structure', 'pairwise_loop_weights', 'pgmpy_tan', 'bench']
 
-# %% ../../nbs/37_bench.ipynb #74d0eee2
+# %% ../../nbs/37_bench.ipynb #c889539d
 def bench_data(n: int, d: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     "(X (n, d), y (n,)): two classes, a chain of within-class correlations, shifted means."
     rng = np.random.default_rng(seed)
@@ -29,6 +29,7 @@ def bench_data(n: int, d: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     X += 0.3 * y[:, None]
     return X, y
 
+# %% ../../nbs/37_bench.ipynb #9750ffeb
 def discretize(X: np.ndarray, y: np.ndarray, bins: int = 5) -> pd.DataFrame:
     "Quantile bins per feature, as pgmpy wants it: a DataFrame of small integers plus the class column 'y'."
     qs = np.quantile(X, np.linspace(0, 1, bins + 1)[1:-1], axis=0)  # (bins-1, d)
@@ -36,6 +37,7 @@ def discretize(X: np.ndarray, y: np.ndarray, bins: int = 5) -> pd.DataFrame:
     D["y"] = y
     return D
 
+# %% ../../nbs/37_bench.ipynb #ce136a7b
 def learn_gnb_structure(X, y, dependence="gaussian"):
     "The timed work: all edge weights, then Kruskal."
     return learn_structure(conditional_mutual_information(X, y, dependence=dependence))
@@ -51,6 +53,7 @@ def pairwise_loop_weights(X, y, n_neighbors: int = 4, random_state=0) -> np.ndar
         W[iu, ju] += priors[k] * np.array([ksg_mutual_information(Rk[:, i], Rk[:, j], n_neighbors) for i, j in zip(iu, ju)])
     return W + W.T
 
+# %% ../../nbs/37_bench.ipynb #deadb225
 def pgmpy_tan(D: pd.DataFrame):
     "pgmpy's tree-augmented naive Bayes structure search (one job)."
     from pgmpy.estimators import TreeSearch
@@ -63,7 +66,62 @@ def _pgmpy_available() -> bool:
     except ImportError:
         return False
 
-# %% ../../nbs/37_bench.ipynb #e8990bcb
+# %% ../../nbs/37_bench.ipynb #8f9aefca
+def _grids(quick: bool):
+    "(d grid, n grid, reference (n, d), small (n, d), nonparametric cases): the sizes a run times."
+    if quick:
+        d_grid, n_grid, ref, small, np_cases = [10, 30], [1000, 3000], (3000, 30), (1000, 10), [(500, 10)]
+    else:
+        d_grid, n_grid, ref, small = [10, 30, 100, 300], [1000, 3000, 10_000, 30_000], (10_000, 100), (2000, 20)
+        np_cases = [(1000, 10), (1000, 30), (3000, 10), (10_000, 10)]
+    return d_grid, n_grid, ref, small, np_cases
+
+def _with_ratios(df: pd.DataFrame) -> pd.DataFrame:
+    "The ratios measured within the run (pgmpy's median over ours; the pair loop's over each nonparametric code), times as text."
+    peer = df[df.method == "pgmpy"].set_index(["n", "d"]).median_s
+    df["pgmpy_over_gnb"] = [peer.get((r.n, r.d), np.nan) / r.median_s if r.method == "gnb" else np.nan for r in df.itertuples()]
+    loop = df[df.dependence == "nonparametric_pair_loop"].set_index(["n", "d"]).median_s
+    df["pair_loop_over_this"] = [loop.get((r.n, r.d), np.nan) / r.median_s if r.dependence.startswith("nonparametric_")
+                                 else np.nan for r in df.itertuples()]
+    df["times"] = df.times.map(lambda t: ";".join(f"{v:.4f}" for v in t))
+    return df
+
+# %% ../../nbs/37_bench.ipynb #1558fb3a
+def _plot(df, path, ref):
+    import matplotlib
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
+    styles = {("gnb", "gaussian"): ("o-", "C0"), ("gnb", "gaussian_copula"): ("s-", "C1"),
+              ("gnb", "nonparametric"): ("^--", "C2"), ("gnb", "nonparametric_2_threads"): ("v", "C4"),
+              ("pgmpy", "tan_discrete"): ("x:", "C3")}
+    for ax, (var, fixed, fixed_val) in zip(axes, [("d", "n", ref[0]), ("n", "d", ref[1])]):
+        for (m, dep), (st, col) in styles.items():
+            s = df[(df.method == m) & (df.dependence == dep) & (df[fixed] == fixed_val)].sort_values(var)
+            if len(s): ax.loglog(s[var], s.median_s, st, color=col, ms=8 if m == "pgmpy" else 6, label=f"{m} {dep}")
+        ax.set_xlabel(var); ax.set_title(f"{fixed} = {fixed_val:,}", fontsize=9); ax.grid(True, which="both", alpha=0.3)
+    axes[0].set_ylabel("structure learning time (s)"); axes[0].legend(fontsize=7)
+    fig.tight_layout(); fig.savefig(path, dpi=110); plt.close(fig)
+
+# %% ../../nbs/37_bench.ipynb #c877bd5a
+def _time_nonparametric_at_scale(run, quick: bool, repeats: int):
+    """The nonparametric weights at scale: the per-pair loop against the all-pairs function (same data, equal weights),
+    then the all-pairs function on 2 threads at the target size; `run(method, dependence, n, d, fn, repeats)` times each."""
+    import warnings
+    reps3 = max(1, min(repeats, 3))
+    peer_case, big_case = ((1000, 10), (2000, 30)) if quick else ((10_000, 30), (10_000, 300))
+    X, y = bench_data(*peer_case)
+    assert np.array_equal(pairwise_loop_weights(X, y), conditional_mutual_information(X, y, dependence="nonparametric", random_state=0, n_jobs=2))
+    run("gnb", "nonparametric_pair_loop", *peer_case, lambda: pairwise_loop_weights(X, y), reps3)
+    run("gnb", "nonparametric_all_pairs", *peer_case, lambda: conditional_mutual_information(X, y, dependence="nonparametric", random_state=0), reps3)
+    run("gnb", "nonparametric_2_threads", *peer_case,
+        lambda: conditional_mutual_information(X, y, dependence="nonparametric", random_state=0, n_jobs=2), reps3)
+    X, y = bench_data(*big_case)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # the projected-time warning: the time is what is measured here
+        run("gnb", "nonparametric_2_threads", *big_case,
+            lambda: learn_structure(conditional_mutual_information(X, y, dependence="nonparametric", random_state=0, n_jobs=2)), reps3)
+
+# %% ../../nbs/37_bench.ipynb #ccf9f23e
 def bench(out_dir: Path,  # where bench_part_c.csv and part_c_bench_scaling.png go
           repeats: int = 5,  # timed runs per case (median reported)
           quick: bool = False,  # small sizes only (a smoke test)
@@ -79,11 +137,7 @@ def bench(out_dir: Path,  # where bench_part_c.csv and part_c_bench_scaling.png 
 def _bench(out_dir, repeats, quick, progress, blas_threads):
     import warnings
     out_dir = Path(out_dir); out_dir.mkdir(parents=True, exist_ok=True)
-    if quick:
-        d_grid, n_grid, ref, small, np_cases = [10, 30], [1000, 3000], (3000, 30), (1000, 10), [(500, 10)]
-    else:
-        d_grid, n_grid, ref, small = [10, 30, 100, 300], [1000, 3000, 10_000, 30_000], (10_000, 100), (2000, 20)
-        np_cases = [(1000, 10), (1000, 30), (3000, 10), (10_000, 10)]
+    d_grid, n_grid, ref, small, np_cases = _grids(quick)
     cases = sorted({(ref[0], d) for d in d_grid} | {(n, ref[1]) for n in n_grid})
     rows = []
     def run(method, dependence, n, d, fn, reps):
@@ -99,21 +153,7 @@ def _bench(out_dir, repeats, quick, progress, blas_threads):
     for n, d in np_cases:
         X, y = bench_data(n, d)
         run("gnb", "nonparametric", n, d, lambda: learn_gnb_structure(X, y, "nonparametric"), max(1, min(repeats, 3)))
-    # the nonparametric weights at scale: the per-pair loop against the all-pairs function (same data,
-    # equal weights), then the all-pairs function on 2 threads at the target size
-    reps3 = max(1, min(repeats, 3))
-    peer_case, big_case = ((1000, 10), (2000, 30)) if quick else ((10_000, 30), (10_000, 300))
-    X, y = bench_data(*peer_case)
-    assert np.array_equal(pairwise_loop_weights(X, y), conditional_mutual_information(X, y, dependence="nonparametric", random_state=0, n_jobs=2))
-    run("gnb", "nonparametric_pair_loop", *peer_case, lambda: pairwise_loop_weights(X, y), reps3)
-    run("gnb", "nonparametric_all_pairs", *peer_case, lambda: conditional_mutual_information(X, y, dependence="nonparametric", random_state=0), reps3)
-    run("gnb", "nonparametric_2_threads", *peer_case,
-        lambda: conditional_mutual_information(X, y, dependence="nonparametric", random_state=0, n_jobs=2), reps3)
-    X, y = bench_data(*big_case)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # the projected-time warning: the time is what is measured here
-        run("gnb", "nonparametric_2_threads", *big_case,
-            lambda: learn_structure(conditional_mutual_information(X, y, dependence="nonparametric", random_state=0, n_jobs=2)), reps3)
+    _time_nonparametric_at_scale(run, quick, repeats)
     if _pgmpy_available():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -124,28 +164,7 @@ def _bench(out_dir, repeats, quick, progress, blas_threads):
                         run("gnb", dep, n, d, lambda: learn_gnb_structure(X, y, dep), repeats)
                 run("pgmpy", "tan_discrete", n, d, lambda: pgmpy_tan(D), reps)
     elif progress: print("pgmpy is not installed: no peer timing")
-    df = pd.DataFrame(rows)
-    peer = df[df.method == "pgmpy"].set_index(["n", "d"]).median_s
-    df["pgmpy_over_gnb"] = [peer.get((r.n, r.d), np.nan) / r.median_s if r.method == "gnb" else np.nan for r in df.itertuples()]
-    loop = df[df.dependence == "nonparametric_pair_loop"].set_index(["n", "d"]).median_s
-    df["pair_loop_over_this"] = [loop.get((r.n, r.d), np.nan) / r.median_s if r.dependence.startswith("nonparametric_")
-                                 else np.nan for r in df.itertuples()]
-    df["times"] = df.times.map(lambda t: ";".join(f"{v:.4f}" for v in t))
+    df = _with_ratios(pd.DataFrame(rows))
     df.to_csv(out_dir / "bench_part_c.csv", index=False)
     _plot(df, out_dir / "part_c_bench_scaling.png", ref)
     return df
-
-def _plot(df, path, ref):
-    import matplotlib
-    import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
-    styles = {("gnb", "gaussian"): ("o-", "C0"), ("gnb", "gaussian_copula"): ("s-", "C1"),
-              ("gnb", "nonparametric"): ("^--", "C2"), ("gnb", "nonparametric_2_threads"): ("v", "C4"),
-              ("pgmpy", "tan_discrete"): ("x:", "C3")}
-    for ax, (var, fixed, fixed_val) in zip(axes, [("d", "n", ref[0]), ("n", "d", ref[1])]):
-        for (m, dep), (st, col) in styles.items():
-            s = df[(df.method == m) & (df.dependence == dep) & (df[fixed] == fixed_val)].sort_values(var)
-            if len(s): ax.loglog(s[var], s.median_s, st, color=col, ms=8 if m == "pgmpy" else 6, label=f"{m} {dep}")
-        ax.set_xlabel(var); ax.set_title(f"{fixed} = {fixed_val:,}", fontsize=9); ax.grid(True, which="both", alpha=0.3)
-    axes[0].set_ylabel("structure learning time (s)"); axes[0].legend(fontsize=7)
-    fig.tight_layout(); fig.savefig(path, dpi=110); plt.close(fig)

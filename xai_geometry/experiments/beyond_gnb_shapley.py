@@ -16,10 +16,11 @@ from ..stats import macro_ovr_auc
 # %% auto #0
 __all__ = ['DATASETS', 'knn_geometry_fold', 'gnb_shapley_knn_table']
 
-# %% ../../nbs/36_gnb_shapley_knn.ipynb #a1c36005
+# %% ../../nbs/36_gnb_shapley_knn.ipynb #f8452b1e
 DATASETS = ("iris", "wine", "breast_cancer_wisconsin_diagnostic", "ionosphere", "sonar",
             "glass", "parkinsons", "pima", "vehicle")
 
+# %% ../../nbs/36_gnb_shapley_knn.ipynb #0cdcc7e8
 def knn_geometry_fold(X_train, y_train, X_test, y_test,
                       n_background: int = 100, random_state=0, ks=(1, 5, 10), dependence: str = "gaussian") -> list[dict]:
     "1-NN accuracy/AUC and LocAgree_k of the raw, loglik and shap geometries on one fold (GNB fitted on the training rows)."
@@ -48,6 +49,7 @@ def knn_geometry_fold(X_train, y_train, X_test, y_test,
         rows.append(r)
     return rows
 
+# %% ../../nbs/36_gnb_shapley_knn.ipynb #e37176d1
 def gnb_shapley_knn_table(datasets=DATASETS, n_splits: int = 10, random_state=0, n_background: int = 100,
                           dependences=("gaussian", "gaussian_copula"), out_csv=None, progress: bool = True) -> "pd.DataFrame":
     "The whole protocol: one row per (data set, dependence, fold, geometry); written to `out_csv` if given."

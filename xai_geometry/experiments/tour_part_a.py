@@ -21,19 +21,12 @@ from ..naive_bayes.shapley import shapley_values, expected_log_odds
 # %% auto #0
 __all__ = ['demo']
 
-# %% ../../nbs/18_tour.ipynb #f4030cd1
-def demo(out_dir: Path | str,  # where the demo_A_*.png figures go
-         progress: bool = True,
-        ) -> list[Path]:
-    "Part A tour on heart: Shapley values of three rows, 1-NN accuracy by geometry, bounds (4)/(10)."
+# %% ../../nbs/18_tour.ipynb #4b597cd5
+def _shapley_figure(model, X, out_dir: Path, rows=(0, 1, 2)) -> Path:
+    "Bars of the Shapley values of `rows` for the class `present` (or the last class), variables of positive weight."
     import matplotlib.pyplot as plt
-    out_dir = Path(out_dir); out_dir.mkdir(parents=True, exist_ok=True)
-    say = print if progress else (lambda *a, **k: None)
-    X, y = load("heart")
-    say("[A] fitting the weighted naive Bayes on heart (270 rows)")
-    model = WeightedNaiveBayes().fit(X, y)
+    rows = list(rows)
     j = list(model.classes_).index("present") if "present" in model.classes_ else len(model.classes_) - 1
-    rows = [0, 1, 2]
     phi = shapley_values(model, X.iloc[rows])[:, :, j]
     base = expected_log_odds(model)[j]
     p = model.predict_proba(X.iloc[rows])[:, j]
@@ -46,23 +39,35 @@ def demo(out_dir: Path | str,  # where the demo_A_*.png figures go
         ax.set_xlabel(r"$\phi_m$ (log-odds)")
     axes[0].invert_yaxis(); fig.suptitle("analytic Shapley values of the weighted naive Bayes (heart)")
     fig.tight_layout(); f1 = out_dir / "demo_A_shapley.png"; fig.savefig(f1, dpi=110); plt.close(fig)
+    return f1
 
-    say("[A] 1-NN in the five geometries, 10 folds, two tie rules")
+# %% ../../nbs/18_tour.ipynb #92553600
+def _knn_accuracies(X, y, n_splits: int = 10) -> pd.DataFrame:
+    "(kinds, tie rules) 1-NN accuracy over stratified folds, each fold's model fitted on its training rows."
     res = []
-    for fold, (tr, te) in enumerate(StratifiedKFold(10, shuffle=True, random_state=0).split(X, y)):
+    for fold, (tr, te) in enumerate(StratifiedKFold(n_splits, shuffle=True, random_state=0).split(X, y)):
         fold_model = WeightedNaiveBayes().fit(X.iloc[tr], y.iloc[tr])
         for kind in KINDS:
             for ties in ("index", "vote"):
                 knn = SupervisedKNeighborsClassifier(kind=kind, ties=ties, model=fold_model, prefit=True).fit(X.iloc[tr], y.iloc[tr])
                 res.append(dict(kind=kind, ties=ties, acc=float((knn.predict(X.iloc[te]) == y.iloc[te].to_numpy()).mean())))
-    acc = pd.DataFrame(res).pivot_table(index="kind", columns="ties", values="acc").loc[list(KINDS)]
+    return pd.DataFrame(res).pivot_table(index="kind", columns="ties", values="acc").loc[list(KINDS)]
+
+# %% ../../nbs/18_tour.ipynb #2f781737
+def _knn_figure(acc: pd.DataFrame, out_dir: Path) -> Path:
+    "Bars of the 1-NN accuracies, one group per geometry."
+    import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(6.5, 3.5))
     acc.plot.bar(ax=ax, rot=0); ax.set_ylim(0.6, 0.9); ax.set_ylabel("1-NN accuracy, 10 folds"); ax.legend(title="ties", loc="lower right")
     for c in ax.containers: ax.bar_label(c, fmt="%.3f", fontsize=7)
     ax.set_title("heart: 1-NN by supervised distance (d_odds = d_shap)"); fig.tight_layout()
     f2 = out_dir / "demo_A_knn.png"; fig.savefig(f2, dpi=110); plt.close(fig)
+    return f2
 
-    say("[A] posterior gaps against the distances")
+# %% ../../nbs/18_tour.ipynb #646fce94
+def _bounds_figure(model, X, out_dir: Path) -> Path:
+    "Delta_1 of pairs of 80 rows against d_shap and d_global, with the diagonal."
+    import matplotlib.pyplot as plt
     Xs = X.sample(80, random_state=0)
     lp = model.predict_log_proba(Xs); delta = np.abs(lp[:, None] - lp[None]).sum(-1)
     iu = np.triu_indices(len(Xs), 1)
@@ -72,4 +77,21 @@ def demo(out_dir: Path | str,  # where the demo_A_*.png figures go
         ax.scatter(d, delta[iu], s=4, alpha=0.4); m = d.max(); ax.plot([0, m], [0, m], "k--", lw=1)
         ax.set_xlabel(f"$d_{{{kind}}}$"); ax.set_ylabel(r"$\Delta_1$ (log-posteriors)"); ax.set_title(f"bound {eq}: points below the diagonal")
     fig.tight_layout(); f3 = out_dir / "demo_A_bounds.png"; fig.savefig(f3, dpi=110); plt.close(fig)
+    return f3
+
+# %% ../../nbs/18_tour.ipynb #76f9de74
+def demo(out_dir: Path | str,  # where the demo_A_*.png figures go
+         progress: bool = True,
+        ) -> list[Path]:
+    "Part A tour on heart: Shapley values of three rows, 1-NN accuracy by geometry, bounds (4)/(10)."
+    out_dir = Path(out_dir); out_dir.mkdir(parents=True, exist_ok=True)
+    say = print if progress else (lambda *a, **k: None)
+    X, y = load("heart")
+    say("[A] fitting the weighted naive Bayes on heart (270 rows)")
+    model = WeightedNaiveBayes().fit(X, y)
+    f1 = _shapley_figure(model, X, out_dir)
+    say("[A] 1-NN in the five geometries, 10 folds, two tie rules")
+    f2 = _knn_figure(_knn_accuracies(X, y), out_dir)
+    say("[A] posterior gaps against the distances")
+    f3 = _bounds_figure(model, X, out_dir)
     return [f1, f2, f3]

@@ -14,25 +14,15 @@ import pandas as pd
 # %% auto #0
 __all__ = ['TOUR_DATASETS', 'demo']
 
-# %% ../../nbs/38_tour.ipynb #f91ac07a
+# %% ../../nbs/38_tour.ipynb #2cf5620d
 TOUR_DATASETS = {"iris": "iris", "wine": "wine", "breast cancer": "breast_cancer_wisconsin_diagnostic"}
 
-def demo(out_dir: Path,  # where the demo_C_*.png figures go
-         progress: bool = True,  # print what is being done
-        ) -> list[Path]:
-    "The part-C tour: learned tree, accuracy GNB vs naive Bayes, diagnostics. Returns the written files."
-    import matplotlib
+def _tree_figure(out_dir: Path) -> Path:
+    "The maximum-weight spanning trees of wine under two dependence models, side by side."
     import matplotlib.pyplot as plt
-    from sklearn.model_selection import StratifiedKFold, cross_val_score
-    from sklearn.naive_bayes import GaussianNB
     from xai_geometry.datasets import load
     from xai_geometry.gnb.classifier import GeneralizedNaiveBayes
     from xai_geometry.gnb.structure import plot_structure
-    out_dir = Path(out_dir); out_dir.mkdir(parents=True, exist_ok=True)
-    say = print if progress else (lambda *a, **k: None)
-    written, t0 = [], time.perf_counter()
-
-    # 1. the learned trees of wine
     X, y = load("wine")
     fig, axes = plt.subplots(1, 2, figsize=(10, 4.6))
     for ax, dep in zip(axes, ("gaussian", "gaussian_copula")):
@@ -40,38 +30,75 @@ def demo(out_dir: Path,  # where the demo_C_*.png figures go
         plot_structure(g.structure_, ax, names=X.columns, edge_weights=g.edge_weights_,
                        title=f"wine, {dep} weights: W = {g.weight_:.2f} nats")
     fig.suptitle("Maximum-weight spanning tree of I(Xi; Xj | Y) (line width ~ weight)", fontsize=10)
-    fig.tight_layout(); p = out_dir / "demo_C_tree.png"; fig.savefig(p, dpi=110); plt.close(fig); written.append(p)
-    say(f"[C] learned trees of wine -> {p.name}")
+    fig.tight_layout(); p = out_dir / "demo_C_tree.png"; fig.savefig(p, dpi=110); plt.close(fig)
+    return p
 
-    # 2. accuracy: GNB vs naive Bayes, 5-fold CV
-    models = {"naive Bayes (Gaussian)": lambda: GaussianNB(),
-              "GNB gaussian": lambda: GeneralizedNaiveBayes(),
-              "GNB gaussian_copula": lambda: GeneralizedNaiveBayes(dependence="gaussian_copula"),
-              "GNB nonparametric": lambda: GeneralizedNaiveBayes(dependence="nonparametric", random_state=0)}
+# %% ../../nbs/38_tour.ipynb #2f0feb42
+def _tour_models() -> dict:
+    "The compared models, label -> a factory of a fresh estimator."
+    from sklearn.naive_bayes import GaussianNB
+    from xai_geometry.gnb.classifier import GeneralizedNaiveBayes
+    return {"naive Bayes (Gaussian)": lambda: GaussianNB(),
+            "GNB gaussian": lambda: GeneralizedNaiveBayes(),
+            "GNB gaussian_copula": lambda: GeneralizedNaiveBayes(dependence="gaussian_copula"),
+            "GNB nonparametric": lambda: GeneralizedNaiveBayes(dependence="nonparametric", random_state=0)}
+
+# %% ../../nbs/38_tour.ipynb #e9c33a76
+def _cv_accuracies(datasets: dict = TOUR_DATASETS, say=lambda *a, **k: None) -> pd.DataFrame:
+    "One row per (data set, model): mean and standard deviation of the 5-fold accuracy."
+    from sklearn.model_selection import StratifiedKFold, cross_val_score
+    from xai_geometry.datasets import load
     rows = []
-    for label, name in TOUR_DATASETS.items():
+    for label, name in datasets.items():
         X, y = load(name)
         cv = StratifiedKFold(5, shuffle=True, random_state=0)
-        for mname, make in models.items():
+        for mname, make in _tour_models().items():
             s = cross_val_score(make(), X, y, cv=cv)
             rows.append(dict(dataset=label, model=mname, accuracy=s.mean(), sd=s.std()))
         say(f"[C] 5-fold accuracy on {label}: " + ", ".join(f"{r['model']} {r['accuracy']:.3f}" for r in rows[-4:]))
-    acc = pd.DataFrame(rows)
-    p = out_dir / "demo_C_accuracy.csv"; acc.to_csv(p, index=False); written.append(p)
+    return pd.DataFrame(rows)
+
+# %% ../../nbs/38_tour.ipynb #8ef8b7c9
+def _accuracy_figure(acc: pd.DataFrame, out_dir: Path) -> Path:
+    "Bars of the accuracies with their standard deviations, one group per data set."
+    import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(8, 3.4))
-    piv = acc.pivot(index="dataset", columns="model", values="accuracy").loc[list(TOUR_DATASETS)][list(models)]
-    err = acc.pivot(index="dataset", columns="model", values="sd").loc[list(TOUR_DATASETS)][list(models)]
+    order = [d for d in TOUR_DATASETS if d in set(acc.dataset)]
+    piv = acc.pivot(index="dataset", columns="model", values="accuracy").loc[order][list(_tour_models())]
+    err = acc.pivot(index="dataset", columns="model", values="sd").loc[order][list(_tour_models())]
     piv.plot.bar(ax=ax, yerr=err, rot=0, width=0.8, capsize=2)
     ax.set_ylim(max(0, piv.values.min() - 0.1), 1.0); ax.set_ylabel("5-fold CV accuracy"); ax.set_xlabel("")
     ax.legend(fontsize=7, loc="lower right"); ax.set_title("GNB against naive Bayes", fontsize=10)
-    fig.tight_layout(); p = out_dir / "demo_C_accuracy.png"; fig.savefig(p, dpi=110); plt.close(fig); written.append(p)
-    say(f"[C] accuracy figure -> {p.name}")
+    fig.tight_layout(); p = out_dir / "demo_C_accuracy.png"; fig.savefig(p, dpi=110); plt.close(fig)
+    return p
 
-    # 3. diagnostics: right and wrong on the strongest edges
+# %% ../../nbs/38_tour.ipynb #63bab679
+def _diagnostics_figure(out_dir: Path) -> Path:
+    "The Gaussian-copula GNB's diagnostics on breast cancer (three strongest edges)."
+    import matplotlib.pyplot as plt
+    from xai_geometry.datasets import load
+    from xai_geometry.gnb.classifier import GeneralizedNaiveBayes
     X, y = load("breast_cancer_wisconsin_diagnostic")
     g = GeneralizedNaiveBayes(dependence="gaussian_copula").fit(X, y)
     fig = g.plot_diagnostics(X, y, max_pairs=3)
     fig.suptitle(f"breast cancer, Gaussian-copula GNB: training accuracy {g.score(X, y):.3f}", fontsize=9, y=1.02)
-    p = out_dir / "demo_C_diagnostics.png"; fig.savefig(p, dpi=110, bbox_inches="tight"); plt.close(fig); written.append(p)
+    p = out_dir / "demo_C_diagnostics.png"; fig.savefig(p, dpi=110, bbox_inches="tight"); plt.close(fig)
+    return p
+
+# %% ../../nbs/38_tour.ipynb #5b759a00
+def demo(out_dir: Path,  # where the demo_C_*.png figures go
+         progress: bool = True,  # print what is being done
+        ) -> list[Path]:
+    "The part-C tour: learned tree, accuracy GNB vs naive Bayes, diagnostics. Returns the written files."
+    out_dir = Path(out_dir); out_dir.mkdir(parents=True, exist_ok=True)
+    say = print if progress else (lambda *a, **k: None)
+    written, t0 = [], time.perf_counter()
+    p = _tree_figure(out_dir); written.append(p)
+    say(f"[C] learned trees of wine -> {p.name}")
+    acc = _cv_accuracies(TOUR_DATASETS, say)
+    p = out_dir / "demo_C_accuracy.csv"; acc.to_csv(p, index=False); written.append(p)
+    p = _accuracy_figure(acc, out_dir); written.append(p)
+    say(f"[C] accuracy figure -> {p.name}")
+    p = _diagnostics_figure(out_dir); written.append(p)
     say(f"[C] diagnostics -> {p.name}  ({time.perf_counter() - t0:.1f} s)")
     return written

@@ -37,14 +37,10 @@ def maximum_spanning_tree(W: np.ndarray,  # (d, d) symmetric edge weights (zeros
     order = np.lexsort((e[:, 1], e[:, 0], -w))  # decreasing weight, ties by index
     return [(int(i), int(j)) for i, j in e[order]]
 
-# %% ../../nbs/31_structure.ipynb #283eca35
+# %% ../../nbs/31_structure.ipynb #d3ac5d8b
 @dataclass
-class GNBStructure:
-    """A GNB (k = 3) or k-GNB junction tree over feature indices 0..n_features-1; the class is implicit.
-
-    `clusters`: feature tuples, one per cluster (the paper's (0, i, j) is `(i, j)`; a lone feature
-    `(s,)` is a naive-Bayes cluster (0, s)). `junction_edges`: (a, b, separator) for cluster indices
-    a, b; separator `()` is the class alone. `edges`: the feature-feature edges, in the order learned."""
+class _GNBStructureCore:
+    "The fields of a junction tree, its separators and features, and the junction tree of a forest (`GNBStructure`)."
     n_features: int
     clusters: list[tuple[int, ...]]
     junction_edges: list[tuple[int, int, tuple[int, ...]]]
@@ -89,6 +85,13 @@ class GNBStructure:
             jedges += [(heads[t], heads[t + 1], ()) for t in range(n_comp - 1)]
         return cls(n_features, clusters, jedges, edges, 3)
 
+    def __repr__(self):
+        return (f"GNBStructure(n_features={self.n_features}, k={self.k}, clusters={len(self.clusters)}, "
+                f"edges={self.edges[:6]}{'...' if len(self.edges) > 6 else ''})")
+
+# %% ../../nbs/31_structure.ipynb #4452b4e3
+class _GNBStructureModels(_GNBStructureCore):
+    "The nested reduced models of a structure and its weight (`GNBStructure`)."
     def prefix(self, m: int, isolated: str = "drop") -> "GNBStructure":
         "The reduced model made of the first m clusters in the learned (greedy) order."
         if self.k == 3: return GNBStructure.from_edges(self.n_features, self.edges[:m], isolated)
@@ -119,6 +122,13 @@ class GNBStructure:
         if class_information is not None: w += float(np.sum(np.asarray(class_information)[self.features]))
         return w
 
+# %% ../../nbs/31_structure.ipynb #8b5880d6
+class GNBStructure(_GNBStructureModels):
+    """A GNB (k = 3) or k-GNB junction tree over feature indices 0..n_features-1; the class is implicit.
+
+    `clusters`: feature tuples, one per cluster (the paper's (0, i, j) is `(i, j)`; a lone feature
+    `(s,)` is a naive-Bayes cluster (0, s)). `junction_edges`: (a, b, separator) for cluster indices
+    a, b; separator `()` is the class alone. `edges`: the feature-feature edges, in the order learned."""
     def check_model(self) -> bool:
         "Raise ValueError unless this is a valid junction tree of a GNB (forest) structure; else True."
         C, d = self.clusters, self.n_features
@@ -147,11 +157,7 @@ class GNBStructure:
                 raise ValueError(f"running intersection fails for feature {s}")
         return True
 
-    def __repr__(self):
-        return (f"GNBStructure(n_features={self.n_features}, k={self.k}, clusters={len(self.clusters)}, "
-                f"edges={self.edges[:6]}{'...' if len(self.edges) > 6 else ''})")
-
-# %% ../../nbs/31_structure.ipynb #32ab451a
+# %% ../../nbs/31_structure.ipynb #45e0f501
 def learn_structure(W: np.ndarray,  # (d, d) edge weights I(X_i; X_j | Y)
                     n_edges: int | None = None,  # keep the first n_edges of Kruskal's order (None: the tree)
                     isolated: str = "naive_bayes",  # features left out of every edge: naive Bayes terms or dropped
@@ -164,6 +170,7 @@ def learn_structure(W: np.ndarray,  # (d, d) edge weights I(X_i; X_j | Y)
         edges = edges[:n_edges]
     return GNBStructure.from_edges(len(W), edges, isolated)
 
+# %% ../../nbs/31_structure.ipynb #d6822ff2
 def _multiple_correlation_gain(R, priors, S, max_r2):
     "(d,) I(X_v; X_S | Y) for every v, Gaussian families."
     S = list(S); g = np.zeros(R.shape[1])
@@ -173,6 +180,7 @@ def _multiple_correlation_gain(R, priors, S, max_r2):
         g += -0.5 * priors[k] * np.log1p(-np.clip(r2, 0, max_r2))
     return g
 
+# %% ../../nbs/31_structure.ipynb #58a7dccb
 def learn_k_structure(R: np.ndarray,  # (K, d, d) within-class correlations (raw or normal scores)
                       priors: np.ndarray,  # (K,) class priors
                       k: int = 4,  # cluster size including the class

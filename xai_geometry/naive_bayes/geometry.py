@@ -19,14 +19,14 @@ from ..validation import StrOptions, check_params, keyword_only
 __all__ = ['KINDS', 'block_tables', 'embedding_from_parts', 'encode', 'embedding_from_codes', 'log_proba_from_codes',
            'constant_coordinates', 'embedding', 'distance_tables', 'pairwise_distances']
 
-# %% ../../nbs/13_geometry.ipynb #e8321301
+# %% ../../nbs/13_geometry.ipynb #bfdc5244
 KINDS = ("nb", "snb", "global", "odds", "shap")
 
 def _check_kind(kind: str, complement: str, caller: str = "embedding"):
     check_params(caller, {"kind": [StrOptions(set(KINDS))], "complement": [StrOptions(set(COMPLEMENTS))]},
                  {"kind": kind, "complement": complement})
 
-
+# %% ../../nbs/13_geometry.ipynb #0a11e47e
 def block_tables(model: WeightedNaiveBayes, kind: str = "shap", complement: str = "pooled", *,
                  background=None) -> list[np.ndarray]:
     "M tables (I_m, J): the block of coordinates of variable m for each of its parts (weighted naive Bayes)."
@@ -37,7 +37,7 @@ def block_tables(model: WeightedNaiveBayes, kind: str = "shap", complement: str 
     if kind == "odds": return log_odds_tables(model, complement)
     return shapley_tables(model, complement, background=background)
 
-
+# %% ../../nbs/13_geometry.ipynb #5716ddb9
 def _log_evidence(model, P) -> np.ndarray:
     "(n,) log p_w(D) = logsumexp_j (log p(C_j) + sum_m w_m log p(D_m | C_j))."
     return logsumexp(model.joint_log_proba_from_parts(P), axis=1)
@@ -51,14 +51,14 @@ def embedding_from_parts(model: WeightedNaiveBayes, P: np.ndarray, kind: str = "
     if kind == "global": E = np.hstack([E, len(model.classes_) * _log_evidence(model, P)[:, None]])
     return E
 
-
+# %% ../../nbs/13_geometry.ipynb #bc9010de
 def encode(model, X) -> np.ndarray:
     """(n, M) what the model's per-feature terms read: part indices (int64) for a `WeightedNaiveBayes`, the
     checked float matrix for a scikit-learn naive Bayes. Equal codes give equal embeddings."""
     view = check_naive_bayes(model)
     return model.part_indices(X) if view is None else view.check(X)
 
-
+# %% ../../nbs/13_geometry.ipynb #94c902d9
 def embedding_from_codes(model, Z: np.ndarray, kind: str = "shap", complement: str = "pooled", *,
                          background=None) -> np.ndarray:
     "`embedding` of rows already encoded (`encode`)."
@@ -76,7 +76,7 @@ def embedding_from_codes(model, Z: np.ndarray, kind: str = "shap", complement: s
     if kind == "shap": T = T - view.expected(terms, background)
     return T.reshape(len(Z), -1)
 
-
+# %% ../../nbs/13_geometry.ipynb #bb712d51
 def log_proba_from_codes(model, Z: np.ndarray) -> np.ndarray:
     "(n, J) the model's log posterior of rows already encoded (`encode`)."
     view = check_naive_bayes(model)
@@ -84,7 +84,7 @@ def log_proba_from_codes(model, Z: np.ndarray) -> np.ndarray:
     s = view.joint_log_proba(Z)
     return s - logsumexp(s, axis=1, keepdims=True)
 
-
+# %% ../../nbs/13_geometry.ipynb #91c1b465
 def constant_coordinates(model, kind: str = "shap", complement: str = "pooled") -> np.ndarray:
     """(D,) True for the embedding coordinates that take the same value on every possible input (e.g. the
     blocks of variables of weight 0 of a weighted naive Bayes): they add nothing to any distance."""
@@ -95,7 +95,7 @@ def constant_coordinates(model, kind: str = "shap", complement: str = "pooled") 
         return const if const.size else np.zeros(0, bool)
     return np.zeros(view.n_features * view.n_classes + (kind == "global"), bool)
 
-
+# %% ../../nbs/13_geometry.ipynb #e0505d26
 @keyword_only
 def embedding(model,  # a fitted WeightedNaiveBayes or scikit-learn naive Bayes
               X,  # rows (DataFrame or array; part indices for a count-table model)
@@ -106,12 +106,12 @@ def embedding(model,  # a fitted WeightedNaiveBayes or scikit-learn naive Bayes
     "The representation whose ℓ1 distance is d_kind (options keyword-only; by position they still work, with a FutureWarning)."
     return embedding_from_codes(model, encode(model, X), kind, complement, background=background)
 
-
+# %% ../../nbs/13_geometry.ipynb #ae43195f
 def distance_tables(model: WeightedNaiveBayes, kind: str = "shap", complement: str = "pooled") -> list[np.ndarray]:
     "M tables (I_m, I_m): T_m[a, b] = ℓ1 distance between the blocks of parts a and b of variable m."
     return [cdist(t, t, "cityblock") for t in block_tables(model, kind, complement)]
 
-
+# %% ../../nbs/13_geometry.ipynb #686c3aa9
 @keyword_only
 def pairwise_distances(model, X, Y=None,
                        *, kind: str = "shap", complement: str = "pooled", background=None,
@@ -131,4 +131,3 @@ def pairwise_distances(model, X, Y=None,
         a = _log_evidence(model, PX); b = a if Y is None else _log_evidence(model, PY)
         D += J * np.abs(a[:, None] - b[None, :])
     return D
-

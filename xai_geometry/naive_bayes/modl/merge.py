@@ -25,7 +25,7 @@ def _partition_cost_table(partition_cost, Imax):
     if hasattr(partition_cost, "table"): return [0.0] + partition_cost.table(Imax).tolist()
     return [0.0] + [partition_cost(k) for k in range(1, Imax + 1)]
 
-# %% ../../../nbs/10e_modl_merge.ipynb #52750214
+# %% ../../../nbs/10e_modl_merge.ipynb #aeefd9ab
 _jit = numba.njit(cache=True, nogil=True)  # compiled once, cached beside the module (or in numba's user cache)
 
 
@@ -41,7 +41,7 @@ def _pair_cost(A, r, s, lnf, lnJ1):
         x = A[r, k] + A[s, k]; t += x; acc += lnf[x]
     return lnf[t + J - 1] - lnJ1 - acc
 
-
+# %% ../../../nbs/10e_modl_merge.ipynb #a139e416
 @_jit
 def _greedy_merge_kernel(c, cost0, d0, lnf):
     """Bottom-up merges of adjacent rows of c down to one interval, the cheapest first (ties: the leftmost pair).
@@ -80,7 +80,7 @@ def _greedy_merge_kernel(c, cost0, d0, lnf):
             live[i] = False
     return order, deltas
 
-
+# %% ../../../nbs/10e_modl_merge.ipynb #0a7300de
 @_jit
 def _best_count(total):
     "Number of merges at the best running total seen (ties within 1e-9: more merges, i.e. fewer intervals)."
@@ -89,6 +89,7 @@ def _best_count(total):
         if total[t] <= best_total + 1e-9: best_total = total[t]; best_t = t + 1
     return best_t
 
+# %% ../../../nbs/10e_modl_merge.ipynb #3bc2ca42
 def _lnf_array(n):
     "log k! for k = 0..n-1 (at least) as an array: the cached table, or `gammaln` beyond its cap (the same values)."
     return _lnf_table(n) if n <= _LNF_CAP else gammaln(np.arange(n, dtype=float) + 1.0)
@@ -109,8 +110,7 @@ def _greedy_merge(c, partition_cost):
     starts = np.flatnonzero(~removed)
     return np.append(starts[1:] - 1, V - 1).astype(np.int64)
 
-
-# %% ../../../nbs/10e_modl_merge.ipynb #8a0f6a8e
+# %% ../../../nbs/10e_modl_merge.ipynb #f8bc8030
 @_jit
 def _seg_cost(P, a, b, T):
     "Cost of the interval holding values a..b-1 from the prefix counts P: T[n+J-1] - T[J-1] - (sum_j T[n_j], from the left)."
@@ -122,7 +122,7 @@ def _seg_cost(P, a, b, T):
         else: acc += T[x]
     return T[n + J - 1] - T[J - 1] - acc
 
-
+# %% ../../../nbs/10e_modl_merge.ipynb #53959276
 @_jit
 def _window_old(cur, w, k):
     "Current cost of the w intervals from interval k, added from the left."
@@ -153,7 +153,53 @@ def _first_cut_at(P, T, starts, stops, cur, w, k, dpc, val):
         if x + dpc == val: return cut
     return -1
 
+# %% ../../../nbs/10e_modl_merge.ipynb #ddf578db
+@_jit
+def _window_table(P, T, starts, stops, cur, I, cap):
+    "The best cut of every window of 1, 2 and 3 of the I intervals: values (3, cap), first cuts at them (3, cap)."
+    xm = np.full((3, cap), np.inf); cm = np.full((3, cap), -1, np.int64)
+    for w in range(1, 4):
+        for k in range(I - w + 1):
+            xm[w - 1, k], cm[w - 1, k] = _window_best(P, T, starts, stops, cur, w, k)
+    return xm, cm
 
+# %% ../../../nbs/10e_modl_merge.ipynb #31c3b26c
+@_jit
+def _apply_move(P, T, ends, starts, stops, cur, xm, cm, I, bk, bw, bcut, cap):
+    """Re-cut the bw intervals from bk into two before value bcut, in place; update the windows the move changes.
+    Returns the new number of intervals."""
+    # apply: intervals bk..bk+bw-1 become two, cut before value bcut
+    last = ends[bk + bw - 1]
+    shift = 2 - bw
+    if shift > 0:
+        for q in range(I - 1, bk + bw - 1, -1):
+            ends[q + shift] = ends[q]; cur[q + shift] = cur[q]
+    elif shift < 0:
+        for q in range(bk + bw, I):
+            ends[q + shift] = ends[q]; cur[q + shift] = cur[q]
+    ends[bk] = bcut - 1; ends[bk + 1] = last
+    I += shift
+    for q in range(max(bk - 2, 0), I):
+        starts[q] = 0 if q == 0 else ends[q - 1] + 1; stops[q] = ends[q] + 1
+    cur[bk] = _seg_cost(P, starts[bk], stops[bk], T)
+    cur[bk + 1] = _seg_cost(P, starts[bk + 1], stops[bk + 1], T)
+    for w in range(1, 4):
+        nwin = max(I - w + 1, 0)
+        lo = min(max(bk - w + 1, 0), nwin); hi = min(bk + 2, nwin)
+        # windows from hi on are the old ones from hi - shift on
+        if shift > 0:
+            for k in range(nwin - 1, hi - 1, -1):
+                xm[w - 1, k] = xm[w - 1, k - shift]; cm[w - 1, k] = cm[w - 1, k - shift]
+        elif shift < 0:
+            for k in range(hi, nwin):
+                xm[w - 1, k] = xm[w - 1, k - shift]; cm[w - 1, k] = cm[w - 1, k - shift]
+        for k in range(lo, hi):
+            xm[w - 1, k], cm[w - 1, k] = _window_best(P, T, starts, stops, cur, w, k)
+        for k in range(nwin, min(nwin + 2, cap)):
+            xm[w - 1, k] = np.inf; cm[w - 1, k] = -1
+    return I
+
+# %% ../../../nbs/10e_modl_merge.ipynb #7b3939d4
 @_jit
 def _post_optimize_kernel(P, T, ends0, pcv, pc_lo, max_iter):
     """Split / merge-split / merge-merge-split moves, the best improving first, from the partition ends0.
@@ -167,10 +213,7 @@ def _post_optimize_kernel(P, T, ends0, pcv, pc_lo, max_iter):
     for q in range(I):
         starts[q] = 0 if q == 0 else ends[q - 1] + 1; stops[q] = ends[q] + 1
         cur[q] = _seg_cost(P, starts[q], stops[q], T)
-    xm = np.full((3, cap), np.inf); cm = np.full((3, cap), -1, np.int64)
-    for w in range(1, 4):
-        for k in range(I - w + 1):
-            xm[w - 1, k], cm[w - 1, k] = _window_best(P, T, starts, stops, cur, w, k)
+    xm, cm = _window_table(P, T, starts, stops, cur, I, cap)
     npc = len(pcv)
     for it in range(max_iter):
         bestv = -1e-9; bk = -1; bw = 0; bcut = -1
@@ -197,35 +240,7 @@ def _post_optimize_kernel(P, T, ends0, pcv, pc_lo, max_iter):
                 if c2 >= 0 and c2 < cut: cut = c2
                 bestv = vmin; bk = kmin; bw = w; bcut = cut
         if bk < 0: return ends[:I].copy(), it, True
-        # apply: intervals bk..bk+bw-1 become two, cut before value bcut
-        last = ends[bk + bw - 1]
-        shift = 2 - bw
-        if shift > 0:
-            for q in range(I - 1, bk + bw - 1, -1):
-                ends[q + shift] = ends[q]; cur[q + shift] = cur[q]
-        elif shift < 0:
-            for q in range(bk + bw, I):
-                ends[q + shift] = ends[q]; cur[q + shift] = cur[q]
-        ends[bk] = bcut - 1; ends[bk + 1] = last
-        I += shift
-        for q in range(max(bk - 2, 0), I):
-            starts[q] = 0 if q == 0 else ends[q - 1] + 1; stops[q] = ends[q] + 1
-        cur[bk] = _seg_cost(P, starts[bk], stops[bk], T)
-        cur[bk + 1] = _seg_cost(P, starts[bk + 1], stops[bk + 1], T)
-        for w in range(1, 4):
-            nwin = max(I - w + 1, 0)
-            lo = min(max(bk - w + 1, 0), nwin); hi = min(bk + 2, nwin)
-            # windows from hi on are the old ones from hi - shift on
-            if shift > 0:
-                for k in range(nwin - 1, hi - 1, -1):
-                    xm[w - 1, k] = xm[w - 1, k - shift]; cm[w - 1, k] = cm[w - 1, k - shift]
-            elif shift < 0:
-                for k in range(hi, nwin):
-                    xm[w - 1, k] = xm[w - 1, k - shift]; cm[w - 1, k] = cm[w - 1, k - shift]
-            for k in range(lo, hi):
-                xm[w - 1, k], cm[w - 1, k] = _window_best(P, T, starts, stops, cur, w, k)
-            for k in range(nwin, min(nwin + 2, cap)):
-                xm[w - 1, k] = np.inf; cm[w - 1, k] = -1
+        I = _apply_move(P, T, ends, starts, stops, cur, xm, cm, I, bk, bw, bcut, cap)
     return ends[:I].copy(), max_iter, True
 
 def _post_optimize(c, ends, partition_cost, max_iter=1000):
@@ -245,8 +260,7 @@ def _post_optimize(c, ends, partition_cost, max_iter=1000):
         if done or max_iter <= 0: return ends
         margin *= 4
 
-
-# %% ../../../nbs/10e_modl_merge.ipynb #k7a10004
+# %% ../../../nbs/10e_modl_merge.ipynb #25fd6009
 KHIOPS_LNF_TABLE_SIZE = 128000
 
 
@@ -267,7 +281,7 @@ def _khiops_lnf_table(n):
     _KLNF = t
     return t
 
-
+# %% ../../../nbs/10e_modl_merge.ipynb #9979f25c
 @_jit
 def _k_part_cost(A, r, K, J):
     "Khiops' part cost of row r of A (`KWMODLDiscretizationCosts::ComputePartCost`: minus each log n_j!, then plus log (N+J-1)!, minus log (J-1)!)."
@@ -277,6 +291,25 @@ def _k_part_cost(A, r, K, J):
     d += K[N + J - 1]; d -= K[J - 1]
     return d
 
+
+@_jit
+def _set_merge(A, M, e, pe, K, J, cost, mcost, mdelta):
+    "The merge of row e with its predecessor pe (`ComputeIntervalMerge`): its cost, and its delta of the data cost."
+    for j in range(J): M[0, j] = A[pe, j] + A[e, j]
+    mc = _k_part_cost(M, 0, K, J); mcost[e] = mc; mdelta[e] = mc - cost[e] - cost[pe]
+
+# %% ../../../nbs/10e_modl_merge.ipynb #c1878bad
+@_jit
+def _ksl_new(V):
+    "An empty sorted list for the merges of V rows: token arrays, group arrays, the key -> group map and the heap of keys."
+    cap = 4 * V + 4
+    t_elem = np.empty(cap, np.int64); t_below = np.empty(cap, np.int64); t_dead = np.zeros(cap, np.bool_)
+    t_gid = np.empty(cap, np.int64); e_tok = np.full(V, -1, np.int64)
+    g_head = np.empty(cap, np.int64); g_top = np.empty(cap, np.int64); g_count = np.zeros(cap, np.int64)
+    g_key = np.empty(cap)
+    groups = Dict.empty(key_type=types.float64, value_type=types.int64)
+    kh = [0.0]; kh.pop()                             # the heap of the keys (typed by its first item)
+    return t_elem, t_below, t_dead, t_gid, e_tok, g_head, g_top, g_count, g_key, groups, kh
 
 @_jit
 def _ksl_add(e, d, groups, t_elem, t_below, t_gid, e_tok, g_head, g_top, g_count, g_key, kh, ntok, ngrp):
@@ -291,6 +324,49 @@ def _ksl_add(e, d, groups, t_elem, t_below, t_gid, e_tok, g_head, g_top, g_count
     return ntok + 1, ngrp
 
 @_jit
+def _ksl_head(kh, groups, g_head, t_elem):
+    "The head of the list: the first item of the smallest key (keys whose group emptied are popped on the way)."
+    while True:
+        d = kh[0]
+        gid = groups[d] if d in groups else -1
+        if gid == -1: heapq.heappop(kh)
+        else: break
+    return t_elem[g_head[gid]]
+
+@_jit
+def _ksl_remove(e, groups, t_below, t_dead, t_gid, e_tok, g_head, g_top, g_count, g_key):
+    "Remove item e: a group's head is replaced by the newest live item below it (or the group goes); another item is marked dead."
+    t = e_tok[e]; e_tok[e] = -1
+    gid = t_gid[t]; g_count[gid] -= 1
+    if g_head[gid] == t:
+        while g_top[gid] != -1 and t_dead[g_top[gid]]: g_top[gid] = t_below[g_top[gid]]
+        if g_top[gid] != -1:
+            g_head[gid] = g_top[gid]; g_top[gid] = t_below[g_top[gid]]
+        else:
+            groups.pop(g_key[gid])
+    else:
+        t_dead[t] = True
+
+# %% ../../../nbs/10e_modl_merge.ipynb #79a3956b
+@_jit
+def _merge_rows(A, cost, mcost, prv, nxt, r, p, J):
+    "Merge row p into its successor r, in place (counts, cost, links); returns p's predecessor (-1: r is now the first row)."
+    for j in range(J): A[r, j] += A[p, j]
+    cost[r] = mcost[r]
+    pp = prv[p]; prv[r] = pp
+    if pp >= 0: nxt[pp] = r
+    return pp
+
+@_jit
+def _ends_of(first, nxt, V, I):
+    "The interval ends: the live rows, read along the links from the first."
+    ends = np.empty(I, np.int64); q = 0; r = first
+    while r < V:
+        ends[q] = r; q += 1; r = nxt[r]
+    return ends[:q]
+
+# %% ../../../nbs/10e_modl_merge.ipynb #32140841
+@_jit
 def _khiops_merges(c, pdelta, K, replay_to):
     """Khiops' bottom-up merges (`IntervalListMergeOptimization`, then `IntervalListBestMergeOptimization`),
     with its sorted list's order for equal deltas. Returns (ends after the merges, number of intervals)."""
@@ -300,29 +376,19 @@ def _khiops_merges(c, pdelta, K, replay_to):
     prv = np.arange(-1, V - 1); nxt = np.arange(1, V + 1)
     for r in range(V): cost[r] = _k_part_cost(A, r, K, J)
     M = np.empty((1, J), np.int64)
-    for r in range(1, V):
-        for j in range(J): M[0, j] = A[r - 1, j] + A[r, j]
-        mc = _k_part_cost(M, 0, K, J); mcost[r] = mc; mdelta[r] = mc - cost[r] - cost[r - 1]
+    for r in range(1, V): _set_merge(A, M, r, r - 1, K, J, cost, mcost, mdelta)
     first = 0; I = V
     best_I = V; tot = 0.0; best = 0.0
-    sA = A.copy(); scost = cost.copy(); smcost = mcost.copy(); smdelta = mdelta.copy()
-    sprv = prv.copy(); snxt = nxt.copy(); sfirst = first; sI = I
+    saved = (A.copy(), cost.copy(), mcost.copy(), mdelta.copy(), prv.copy(), nxt.copy(), first, I)
     for phase in range(3):  # 0: merges while they do not increase the cost; 1: on to one interval; 2: replay to the best
         if phase == 1:
-            sA = A.copy(); scost = cost.copy(); smcost = mcost.copy(); smdelta = mdelta.copy()
-            sprv = prv.copy(); snxt = nxt.copy(); sfirst = first; sI = I
+            saved = (A.copy(), cost.copy(), mcost.copy(), mdelta.copy(), prv.copy(), nxt.copy(), first, I)
             best_I = I; tot = 0.0; best = 0.0
         if phase == 2:
-            A = sA; cost = scost; mcost = smcost; mdelta = smdelta; prv = sprv; nxt = snxt; first = sfirst; I = sI
+            A, cost, mcost, mdelta, prv, nxt, first, I = saved
             if replay_to >= 0: best_I = replay_to
         # a fresh sorted list of the merges, inserted left to right (`InitializeMergeSortedList`)
-        cap = 4 * V + 4
-        t_elem = np.empty(cap, np.int64); t_below = np.empty(cap, np.int64); t_dead = np.zeros(cap, np.bool_)
-        t_gid = np.empty(cap, np.int64); e_tok = np.full(V, -1, np.int64)
-        g_head = np.empty(cap, np.int64); g_top = np.empty(cap, np.int64); g_count = np.zeros(cap, np.int64)
-        g_key = np.empty(cap)
-        groups = Dict.empty(key_type=types.float64, value_type=types.int64)
-        kh = [0.0]; kh.pop()                             # the heap of the keys (typed by its first item)
+        t_elem, t_below, t_dead, t_gid, e_tok, g_head, g_top, g_count, g_key, groups, kh = _ksl_new(V)
         ntok = 0; ngrp = 0; live = 0
         r = nxt[first]
         while r < V:
@@ -331,45 +397,22 @@ def _khiops_merges(c, pdelta, K, replay_to):
             live += 1; r = nxt[r]
         while live > 0:
             if phase == 2 and I <= best_I: break
-            # head of the list: first element of the smallest key
-            while True:
-                d = kh[0]
-                gid = groups[d] if d in groups else -1
-                if gid == -1: heapq.heappop(kh)
-                else: break
-            r = t_elem[g_head[gid]]
+            r = _ksl_head(kh, groups, g_head, t_elem)
             dd = pdelta[I] + mdelta[r]
             if phase == 0:
                 if abs(dd) < 1e-6: dd = 0.0
                 if dd > 0: break
             # UpdateMergeSortedList: remove the merges of r, of its predecessor and of its successor, merge, add two
             p = prv[r]; n = nxt[r]
-            for w in range(3):
-                e = r if w == 0 else (p if w == 1 else n)
-                if w == 1 and prv[p] < 0: continue
-                if w == 2 and n >= V: continue
-                t = e_tok[e]; e_tok[e] = -1; live -= 1
-                gid = t_gid[t]; g_count[gid] -= 1
-                if g_head[gid] == t:
-                    while g_top[gid] != -1 and t_dead[g_top[gid]]: g_top[gid] = t_below[g_top[gid]]
-                    if g_top[gid] != -1:
-                        g_head[gid] = g_top[gid]; g_top[gid] = t_below[g_top[gid]]
-                    else:
-                        groups.pop(g_key[gid])
-                else:
-                    t_dead[t] = True
-            for j in range(J): A[r, j] += A[p, j]
-            cost[r] = mcost[r]
-            pp = prv[p]; prv[r] = pp
-            if pp >= 0: nxt[pp] = r
-            else: first = r
+            for e in (r, p, n):
+                if (e == p and prv[p] < 0) or (e == n and n >= V): continue
+                _ksl_remove(e, groups, t_below, t_dead, t_gid, e_tok, g_head, g_top, g_count, g_key); live -= 1
+            pp = _merge_rows(A, cost, mcost, prv, nxt, r, p, J)
+            if pp < 0: first = r
             I -= 1
-            for w in range(2):
-                e = r if w == 0 else n
-                if w == 0 and pp < 0: continue
-                if w == 1 and n >= V: continue
-                for j in range(J): M[0, j] = A[prv[e], j] + A[e, j]
-                mc = _k_part_cost(M, 0, K, J); mcost[e] = mc; mdelta[e] = mc - cost[e] - cost[prv[e]]
+            for e in (r, n):
+                if (e == r and pp < 0) or (e == n and n >= V): continue
+                _set_merge(A, M, e, prv[e], K, J, cost, mcost, mdelta)
                 ntok, ngrp = _ksl_add(e, mdelta[e], groups, t_elem, t_below, t_gid, e_tok, g_head, g_top, g_count, g_key,
                                       kh, ntok, ngrp)
                 live += 1
@@ -377,12 +420,9 @@ def _khiops_merges(c, pdelta, K, replay_to):
                 tot += dd
                 if tot <= best + 1e-6 and I >= 1:
                     best = tot; best_I = I
-    ends = np.empty(I, np.int64); q = 0; r = first
-    while r < V:
-        ends[q] = r; q += 1; r = nxt[r]
-    return ends[:q]
+    return _ends_of(first, nxt, V, I)
 
-
+# %% ../../../nbs/10e_modl_merge.ipynb #00b9166c
 def _khiops_greedy_merge(c, partition_cost):
     "Khiops' bottom-up merges (compiled); returns the interval ends at the best count."
     c = np.ascontiguousarray(c, dtype=np.int64)
