@@ -326,7 +326,7 @@ NOT_YET_SPLIT = ['00_datasets', '01_stats', '02_runner', '03_cli', '04_khiops', 
                  '21_svm', '22_knn', '23_kernel_regression', '23a_one_class_svm', '23b_kmeans', '24_multiclass',
                  '24a_explain', '25_attribution', '25a_reference', '25b_agnostic', '26_flipping', '26a_evaluate',
                  '26b_bench_evaluate', '27_experiments', '27a_use_case_wine', '27b_use_case_dipoles', '27c_part_b_data', '27d_part_b_plots',
-                 '27e_part_b_methods', '27f_part_b_verdicts', '27g_part_b_claims', '29_tour', '31_structure',
+                 '27e_part_b_methods', '27f_part_b_verdicts', '27g_part_b_claims', '31_structure',
                  '36_gnb_shapley_knn', '37_bench', '38_tour', '39_gnb_experiments', '40_shapley_knn_relevance', '41_gnb_shapley',
                  '43_cluster', '43b_bench_serve', '48a_door', '48b_methods', '48c_bench_door',
                  'A_naive_bayes', 'B_neuralized', 'C_gnb']
