@@ -328,7 +328,7 @@ NOT_YET_SPLIT = ['00_datasets', '01_stats', '02_runner', '03_cli', '04_khiops', 
                  '26b_bench_evaluate', '27_experiments', '27a_use_case_wine', '27b_use_case_dipoles', '27c_part_b_data', '27d_part_b_plots',
                  '27e_part_b_methods', '27f_part_b_verdicts', '27g_part_b_claims', '31_structure',
                  '36_gnb_shapley_knn', '37_bench', '38_tour', '39_gnb_experiments', '40_shapley_knn_relevance', '41_gnb_shapley',
-                 '43_cluster', '43b_bench_serve', '48a_door', '48b_methods', '48c_bench_door',
+                 '43b_bench_serve', '48a_door', '48b_methods', '48c_bench_door',
                  'A_naive_bayes', 'B_neuralized', 'C_gnb']
 EXPORTING = sorted(p.stem for p in (ROOT / "nbs").glob("*.ipynb")
                    if any(_directives(s) & {"export", "exports", "exporti"} for _, s in _cells(p)))
