@@ -110,7 +110,7 @@ def _local_workers(address: str) -> int | None:
     if n < 1: raise UsageError(f"--scheduler {address!r}: 'local:N' takes a positive number of worker processes")
     return n
 
-# %% ../nbs/43_cluster.ipynb #8022da42
+# %% ../nbs/43_cluster.ipynb #6534b7e1
 @contextlib.contextmanager
 def connect(address: str,  # 'local:N' (a LocalCluster of N processes on this machine) or a scheduler address, e.g. 'tcp://10.0.0.5:8786'
             *, check: bool = True,  # refuse workers whose xai_geometry is missing or differs (version or source digest)
@@ -143,6 +143,7 @@ def connect(address: str,  # 'local:N' (a LocalCluster of N processes on this ma
             if bad: raise UsageError(bad[0] + (f" (and {len(bad) - 1} more worker(s))" if len(bad) > 1 else ""))
         yield client
 
+# %% ../nbs/43_cluster.ipynb #0f99bba5
 @contextlib.contextmanager
 def on_scheduler(address: str, *, check: bool = True, timeout: float | None = None, verbose: bool = True):
     "`connect`, then joblib's Dask backend: every `run_tasks` (so every `reproduce`) inside runs on the cluster."

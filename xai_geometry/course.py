@@ -22,7 +22,7 @@ __all__ = ['UNITS', 'GRADED_UNITS', 'PROBLEM_SETS', 'RUBRIC', 'TUTORIALS', 'MARK
            'slide_version', 'with_notes', 'part_notebook', 'slides_html', 'link_out', 'build_course', 'matches',
            'well_formed']
 
-# %% ../nbs/54_course.ipynb #22c6705b
+# %% ../nbs/54_course.ipynb #31939c42
 @dataclass(frozen=True)
 class Unit:
     "One unit of the course: a block of teaching with its notebooks, what it needs and what it teaches."
@@ -34,6 +34,7 @@ class Unit:
     objectives: tuple[str, ...]        # what a student can do after the unit
     in_class: float = 0.0              # of `hours`, the time in class (the rest: reading, exercises, the project)
 
+# %% ../nbs/54_course.ipynb #46cbec5e
 UNITS: tuple[Unit, ...] = (
     Unit("Foundations: Shapley values from coalitions", 1, 3,
          ("50_foundations_shapley",),

@@ -105,12 +105,13 @@ def offline_slides_html(nb, assets: str = "assets") -> str:
     html, _ = ex.from_notebook_node(nb)
     return html
 
-# %% ../nbs/54a_course_tools.ipynb #669338bf
+# %% ../nbs/54a_course_tools.ipynb #7a293022
 ASSIGNMENTS = {"week1": ("50_foundations_shapley", "57_problem_set_a"),
                "week2": ("51_foundations_lrp", "52_foundations_evaluation", "58_problem_set_b"),
                "week3": ("53_foundations_dependence", "59_problem_set_c")}   # nbgrader's assignments: a week's graded units
 DUE = {"week1": 7, "week2": 14, "week3": 21}   # a week's assignment is due this many days after the course's first day, 09:00
 
+# %% ../nbs/54a_course_tools.ipynb #07b52869
 def due_dates(start) -> dict[str, "datetime"]:
     """The due date of each week's assignment for a course whose first day is `start` (a date or "YYYY-MM-DD"): 09:00
     on the same weekday a week later (`DUE`), when the week's problem set and its project are handed in."""
