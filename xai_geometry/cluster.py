@@ -24,7 +24,7 @@ from .explanation import Explanation
 
 # %% auto #0
 __all__ = ['CLUSTER_EXTRA', 'SCHEDULED_BENCH', 'is_dask_collection', 'require_dask', 'source_digest', 'package_identity',
-           'worker_identities', 'identity_problems', 'connect', 'on_scheduler', 'run_on_scheduler', 'Additivity',
+           'identity_problems', 'worker_identities', 'connect', 'on_scheduler', 'run_on_scheduler', 'Additivity',
            'DaskExplanation', 'explain', 'dask_dispatch']
 
 # %% ../nbs/43_cluster.ipynb #aae55d15
@@ -46,7 +46,7 @@ def require_dask(what: str = "this") -> None:
     if missing:
         raise UsageError(f"{what} needs Dask ({' and '.join(missing)} not installed): {CLUSTER_EXTRA}")
 
-# %% ../nbs/43_cluster.ipynb #f88a6195
+# %% ../nbs/43_cluster.ipynb #1891179c
 def source_digest(package_dir: str | Path | None = None) -> str:
     "First 12 hex digits of the SHA-256 of the package's Python sources (every `*.py`, by relative path and bytes)."
     if package_dir is None:
@@ -64,7 +64,21 @@ def package_identity() -> dict:
     from xai_geometry import __version__
     return {"version": __version__, "source": source_digest()}
 
-# %% ../nbs/43_cluster.ipynb #31f614e1
+# %% ../nbs/43_cluster.ipynb #ff89a123
+def identity_problems(workers: dict, mine: dict) -> list[str]:
+    "One line per worker whose `xai_geometry` is missing or differs from `mine` (version, then source digest)."
+    bad = []
+    for w, got in sorted(workers.items()):
+        if "error" in got:
+            bad.append(f"worker {w} cannot import xai_geometry ({got['error']}): install xai_geometry=={mine['version']} there")
+        elif got["version"] != mine["version"]:
+            bad.append(f"worker {w} has xai_geometry {got['version']}, this process {mine['version']}: install the same version on every worker")
+        elif got["source"] != mine["source"]:
+            bad.append(f"worker {w} has xai_geometry {got['version']} with other source code (digest {got['source']}, "
+                       f"here {mine['source']}): install the same code on every worker")
+    return bad
+
+# %% ../nbs/43_cluster.ipynb #958fef96
 def worker_identities(client) -> dict:
     "`{worker address: {'version', 'source'} or {'error'}}`: the `xai_geometry` each worker imports."
     def probe():
@@ -82,20 +96,7 @@ def worker_identities(client) -> dict:
         return {"version": str(getattr(pkg, "__version__", "unknown")), "source": h.hexdigest()[:12]}
     return client.run(probe)
 
-def identity_problems(workers: dict, mine: dict) -> list[str]:
-    "One line per worker whose `xai_geometry` is missing or differs from `mine` (version, then source digest)."
-    bad = []
-    for w, got in sorted(workers.items()):
-        if "error" in got:
-            bad.append(f"worker {w} cannot import xai_geometry ({got['error']}): install xai_geometry=={mine['version']} there")
-        elif got["version"] != mine["version"]:
-            bad.append(f"worker {w} has xai_geometry {got['version']}, this process {mine['version']}: install the same version on every worker")
-        elif got["source"] != mine["source"]:
-            bad.append(f"worker {w} has xai_geometry {got['version']} with other source code (digest {got['source']}, "
-                       f"here {mine['source']}): install the same code on every worker")
-    return bad
-
-# %% ../nbs/43_cluster.ipynb #855561b4
+# %% ../nbs/43_cluster.ipynb #2cf84d0c
 def _local_workers(address: str) -> int | None:
     "N of 'local:N' ('local' alone: one worker per core); None for another address."
     if address == "local":
@@ -109,6 +110,7 @@ def _local_workers(address: str) -> int | None:
     if n < 1: raise UsageError(f"--scheduler {address!r}: 'local:N' takes a positive number of worker processes")
     return n
 
+# %% ../nbs/43_cluster.ipynb #6534b7e1
 @contextlib.contextmanager
 def connect(address: str,  # 'local:N' (a LocalCluster of N processes on this machine) or a scheduler address, e.g. 'tcp://10.0.0.5:8786'
             *, check: bool = True,  # refuse workers whose xai_geometry is missing or differs (version or source digest)
@@ -141,6 +143,7 @@ def connect(address: str,  # 'local:N' (a LocalCluster of N processes on this ma
             if bad: raise UsageError(bad[0] + (f" (and {len(bad) - 1} more worker(s))" if len(bad) > 1 else ""))
         yield client
 
+# %% ../nbs/43_cluster.ipynb #0f99bba5
 @contextlib.contextmanager
 def on_scheduler(address: str, *, check: bool = True, timeout: float | None = None, verbose: bool = True):
     "`connect`, then joblib's Dask backend: every `run_tasks` (so every `reproduce`) inside runs on the cluster."
@@ -153,7 +156,7 @@ def on_scheduler(address: str, *, check: bool = True, timeout: float | None = No
         with joblib.parallel_config(backend="dask"):
             yield client
 
-# %% ../nbs/43_cluster.ipynb #fbcfb5ff
+# %% ../nbs/43_cluster.ipynb #92fb51b0
 SCHEDULED_BENCH = ("cluster",)  # the benchmarks whose work runs on a Dask cluster (the others time one process)
 
 def run_on_scheduler(args) -> int:
@@ -173,7 +176,7 @@ def run_on_scheduler(args) -> int:
         raise UsageError(f"workers of {args.scheduler} died while running a task ({str(e).split('.')[0]}); the results "
                          "that came back are in the cache: run the same command again to resume") from None
 
-# %% ../nbs/43_cluster.ipynb #bcfd46ef
+# %% ../nbs/43_cluster.ipynb #1932e14b
 def _partition_number(partition_info) -> int | str:
     return "?" if not partition_info else partition_info.get("number", "?")
 
@@ -203,6 +206,7 @@ def _block_frame(block, payload, checks, include_base, sep, number, offset, empt
     e = _run_partition(payload, block, checks, number, offset, empty)
     return _flat(e.to_frame(include_base=include_base), sep).set_axis(pd.RangeIndex(offset, offset + len(block)), axis=0)
 
+# %% ../nbs/43_cluster.ipynb #ed267ab5
 class Additivity:
     "A per-partition check: values summed + base = `expected(model, rows)`, and a row-independent base value unchanged."
     def __init__(self, expected: Callable, base=None, rtol: float = 1e-9, atol: float = 1e-9):
@@ -217,12 +221,9 @@ class Additivity:
         except AssertionError as err:
             raise AssertionError(f"partition {number}: {str(err).strip()}") from None
 
-# %% ../nbs/43_cluster.ipynb #e9ada155
-class DaskExplanation:
-    """The `Explanation` of the rows of a dask DataFrame or 2-d dask array, not yet computed: the in-memory
-    `explain_fn(model, partition, **options)` runs partition by partition where the partitions are. The
-    function, the model and the options (the background with them) form one dask key, computed once and
-    copied once to each worker that needs it, never re-sent with every partition."""
+# %% ../nbs/43_cluster.ipynb #cb35f139
+class _DaskCore:
+    "What a `DaskExplanation` holds (function, model, rows, options, checks, the shipped key) and what it is: names, output and method from the first rows, explained here once."
     def __init__(self, explain_fn: Callable, model, X, options: dict, checks: tuple = (), payload=None):
         import dask
         self.explain_fn, self.model, self.X, self.options, self.checks = explain_fn, model, X, dict(options), tuple(checks)
@@ -275,7 +276,9 @@ class DaskExplanation:
         more = "" if self._template is None else f", features={len(self.feature_names)}, output={self.output!r}"
         return f"DaskExplanation({what}, npartitions={self.npartitions}{more}, checks={len(self.checks)})"
 
-    # ---- lazy results --------------------------------------------------------------------------------
+# %% ../nbs/43_cluster.ipynb #57b5e307
+class _DaskResults:
+    "The lazy results of a `DaskExplanation`: a dask DataFrame of contributions, one delayed `Explanation` per partition, one partition, the whole."
     def _blocks(self):
         "The array's row blocks as delayed ndarrays, with their first row's position."
         sizes = self.X.chunks[0]
@@ -329,6 +332,13 @@ class DaskExplanation:
         return replace(first, values=np.concatenate([e.values for e in parts]),
                        base_values=np.concatenate([e.base_values for e in parts]), data=data, info=dict(first.info))
 
+# %% ../nbs/43_cluster.ipynb #b20d9ec0
+class DaskExplanation(_DaskCore, _DaskResults):
+    """The `Explanation` of the rows of a dask DataFrame or 2-d dask array, not yet computed: the in-memory
+    `explain_fn(model, partition, **options)` runs partition by partition where the partitions are. The
+    function, the model and the options (the background with them) form one dask key, computed once and
+    copied once to each worker that needs it, never re-sent with every partition."""
+
     def check_additivity(self, expected: Callable,  # expected(model, rows) -> (n,) or (n, K): the explained output, run on each partition
                          *, base=None,  # scalar or (K,): the base value every row must have (a background's expectation), or None
                          rtol: float = 1e-9, atol: float = 1e-9) -> "DaskExplanation":
@@ -341,7 +351,7 @@ class DaskExplanation:
         new._template, new._empty = self._template, self._empty
         return new
 
-# %% ../nbs/43_cluster.ipynb #e37b3c74
+# %% ../nbs/43_cluster.ipynb #6d431755
 def explain(explain_fn: Callable,  # an in-memory explain(model, X, **options) -> Explanation of part A, B or C
             model,  # the fitted model, shipped once to the workers
             X,  # a dask DataFrame (e.g. from dask.dataframe.read_parquet) or a 2-d dask array
@@ -371,6 +381,7 @@ def explain(explain_fn: Callable,  # an in-memory explain(model, X, **options) -
     options = {k: (dask.compute(v)[0] if is_dask_collection(v) else v) for k, v in options.items()}
     return DaskExplanation(explain_fn, model, X, options)
 
+# %% ../nbs/43_cluster.ipynb #371bca35
 def dask_dispatch(explain_fn: Callable) -> Callable:
     "`explain_fn` that also takes a dask collection X: then it returns `explain(explain_fn, model, X, **options)`, lazy."
     @functools.wraps(explain_fn)

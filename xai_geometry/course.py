@@ -17,12 +17,12 @@ import numpy as np
 # %% auto #0
 __all__ = ['UNITS', 'GRADED_UNITS', 'PROBLEM_SETS', 'RUBRIC', 'TUTORIALS', 'MARK', 'BEGIN', 'END', 'HIDDEN_BEGIN', 'HIDDEN_END',
            'STUB', 'TEXT_STUB', 'GRADED', 'MARK_BEGIN', 'MARK_END', 'TASK', 'WRITTEN', 'TEACHER_NOTE',
-           'PROSE_PER_SLIDE', 'PARTS', 'README', 'Unit', 'course_mark', 'matches', 'well_formed', 'strip_solutions',
-           'strip_hidden_tests', 'strip_mark_scheme', 'exercises', 'written_answers', 'teacher_version',
-           'student_version', 'public_version', 'slide_version', 'with_notes', 'part_notebook', 'slides_html',
-           'link_out', 'build_course']
+           'PROSE_PER_SLIDE', 'PARTS', 'README', 'Unit', 'course_mark', 'strip_solutions', 'strip_hidden_tests',
+           'strip_mark_scheme', 'exercises', 'written_answers', 'teacher_version', 'student_version', 'public_version',
+           'slide_version', 'with_notes', 'part_notebook', 'slides_html', 'link_out', 'build_course', 'matches',
+           'well_formed']
 
-# %% ../nbs/54_course.ipynb #2b139b1b
+# %% ../nbs/54_course.ipynb #31939c42
 @dataclass(frozen=True)
 class Unit:
     "One unit of the course: a block of teaching with its notebooks, what it needs and what it teaches."
@@ -34,6 +34,7 @@ class Unit:
     objectives: tuple[str, ...]        # what a student can do after the unit
     in_class: float = 0.0              # of `hours`, the time in class (the rest: reading, exercises, the project)
 
+# %% ../nbs/54_course.ipynb #46cbec5e
 UNITS: tuple[Unit, ...] = (
     Unit("Foundations: Shapley values from coalitions", 1, 3,
          ("50_foundations_shapley",),
@@ -80,6 +81,7 @@ UNITS: tuple[Unit, ...] = (
           "weigh what a tree of dependencies buys on a new data set (problem set C)"), in_class=4.0),
 )
 
+# %% ../nbs/54_course.ipynb #2bd1e088
 GRADED_UNITS = tuple(nb for u in UNITS for nb in u.notebooks if nb.startswith("5"))   # student and teacher versions
 PROBLEM_SETS = {"A": ("57_problem_set_a", "heart"), "B": ("58_problem_set_b", "breast_cancer_wisconsin_diagnostic"),
                 "C": ("59_problem_set_c", "parkinsons")}   # part -> (notebook, the project's bundled data set)
@@ -91,6 +93,7 @@ RUBRIC = {"the method is right (the model, the explanation, the protocol)": 30,
 TUTORIALS = ("45_tutorial_part_a", "46_tutorial_part_b", "47_tutorial_part_c", "47a_tutorial_one_geometry")
 MARK = {"exercises": 50, "project": 50}   # a problem set's mark out of 100: the week's exercises, the project
 
+# %% ../nbs/54_course.ipynb #e18d2aac
 def course_mark(weeks: dict[str, tuple[float, float, float]]) -> float:
     """The course's mark out of 100: the mean over the three weeks of each problem set's mark, which is `MARK`'s
     share of the week's exercise points scored (auto-graded and written, `(scored, possible, project)`) plus its share
@@ -103,52 +106,11 @@ def course_mark(weeks: dict[str, tuple[float, float, float]]) -> float:
         marks.append(MARK["exercises"] * scored / possible + MARK["project"] * project / 100)
     return float(np.mean(marks))
 
-# %% ../nbs/54_course.ipynb #874ae4c1
-def matches(answer, expected, *, rtol: float = 1e-6, atol: float = 1e-9) -> bool:
-    """Whether a student's `answer` is `expected`: numbers and arrays to a tolerance (same shape), anything else by
-    equality. Never raises: an answer of the wrong kind (or `None`, not answered yet) is wrong, so that a hidden test reads
-    `assert matches(answer, expected), "direction"` and fails with its message."""
-    if answer is None: return False
-    try:
-        if isinstance(expected, (str, bool, set, frozenset, tuple, dict)) or isinstance(answer, (str, set, frozenset, dict)):
-            return bool(answer == expected)
-        a, e = np.asarray(answer, dtype=float), np.asarray(expected, dtype=float)
-        return a.shape == e.shape and bool(np.allclose(a, e, rtol=rtol, atol=atol))
-    except (TypeError, ValueError):
-        return False
+# %% ../nbs/54_course.ipynb #a6741c75
+from .course_answers import matches, well_formed
+_all_ = ["matches", "well_formed"]   # re-exported: the exercises import them from here
 
-# %% ../nbs/54_course.ipynb #d667ea93
-def _same_choice(answer, a) -> bool:
-    "Whether `answer` is the choice `a`: the same text, or the same number (not a bool, not text)."
-    if isinstance(a, str) or isinstance(answer, str): return isinstance(a, str) and isinstance(answer, str) and answer == a
-    if isinstance(answer, bool) or isinstance(a, bool) or np.ndim(answer) != 0: return False
-    return float(answer) == float(a)
-
-def well_formed(answer, *, kind: str = "number", shape: tuple | None = None, size: int | None = None,
-                among=None, within: tuple | None = None) -> bool:
-    """Whether `answer` has the form an exercise asks for, never whether it is right: `kind` one of "number" (a
-    finite real), "integer", "array" (finite reals, of `shape` if given; a
-    `shape` makes any kind of number an array), "set" (of `size` items, each `among` the
-    allowed ones if given), "choice" (one of `among`), "callable"; `within=(lo, hi)` bounds every number. The visible
-    check of an exercise asserts this (and perhaps a property), its hidden test the value. Never raises."""
-    if answer is None: return False
-    try:
-        if kind == "callable": return callable(answer)
-        if kind == "choice": return any(_same_choice(answer, a) for a in among)
-        if kind == "set":
-            return (isinstance(answer, (set, frozenset)) and (size is None or len(answer) == size)
-                    and (among is None or all(a in among for a in answer)))
-        if isinstance(answer, (str, bytes, dict, set, frozenset)) or callable(answer): return False
-        a = np.asarray(answer, dtype=float)
-        if kind in ("number", "integer") and shape is None and a.shape != (): return False
-        if kind == "integer" and not (isinstance(answer, (int, np.integer)) and not isinstance(answer, bool)): return False
-        if shape is not None and a.shape != tuple(shape): return False
-        if not np.all(np.isfinite(a)): return False
-        return within is None or bool(np.all((a >= within[0]) & (a <= within[1])))
-    except (TypeError, ValueError):
-        return False
-
-# %% ../nbs/54_course.ipynb #d24ee953
+# %% ../nbs/54_course.ipynb #d652f7ed
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 STUB, TEXT_STUB = "# YOUR CODE HERE", "YOUR ANSWER HERE"   # nbgrader's stubs (its code stub without the `raise`)
@@ -184,6 +146,7 @@ def _task(cell):
     m = TASK.search(_src(cell)) if cell["cell_type"] == "markdown" else None
     return (m["id"], float(m["points"])) if m else None
 
+# %% ../nbs/54_course.ipynb #2cededf4
 def _strip(src: str, begin: str, end: str, stub: str | None) -> str:
     "`src` without its `begin` ... `end` regions (markers included), each replaced by `stub` at the marker's indent."
     out, inside = [], False
@@ -211,6 +174,7 @@ def strip_mark_scheme(src: str) -> str:
     "`src` without its `=== BEGIN MARK SCHEME ===` ... `=== END MARK SCHEME ===` regions (a project's model answer)."
     return _strip(src, MARK_BEGIN, MARK_END, None)
 
+# %% ../nbs/54_course.ipynb #520fa41b
 def _hints(src: str) -> list[str]:
     "The messages of the `assert` statements of a cell (the hints a failing check shows)."
     try: tree = ast.parse(src)
@@ -237,7 +201,7 @@ def _unique(items: list[dict]) -> None:
     ids = [e["grade_id"] for e in items]
     if len(set(ids)) != len(ids): raise ValueError(f"grade_id repeated in a notebook: {sorted(i for i in ids if ids.count(i) > 1)}")
 
-# %% ../nbs/54_course.ipynb #ac215da7
+# %% ../nbs/54_course.ipynb #0f16002c
 def _nbgrader(cell, answer_id: str) -> None:
     """nbgrader's metadata (schema 3) on a solution cell (named `answer_id`), a graded check cell or a written answer
     (a solution graded by hand); other cells are left alone."""
@@ -262,6 +226,7 @@ def teacher_version(nb: dict) -> dict:
         _nbgrader(c, name)
     return nb
 
+# %% ../nbs/54_course.ipynb #ccd2f0ef
 def student_version(nb: dict) -> dict:
     """The notebook without solutions, hidden tests, mark schemes or outputs: each solution region becomes `# YOUR CODE HERE`
     (`YOUR ANSWER HERE` in a written answer), so the names the cell sets before it stay set (to `None`) and only the
@@ -276,6 +241,7 @@ def student_version(nb: dict) -> dict:
     if left: raise ValueError(f"solution or hidden-test markers left in cells {left}")
     return nb
 
+# %% ../nbs/54_course.ipynb #36cd6e0a
 TEACHER_NOTE = ("*The teacher's version of this exercise (its solution and its hidden tests) is not published: "
                 "`xai-geometry course --out DIR` writes it to `DIR/teacher/`, from a clone of the repository.*")
 
@@ -295,7 +261,7 @@ def public_version(nb: dict) -> dict:
         if _graded(c) or _written(c): cells.append({"cell_type": "markdown", "metadata": {}, "source": TEACHER_NOTE})
     return {**nb, "cells": cells}
 
-# %% ../nbs/54_course.ipynb #e15afaab
+# %% ../nbs/54_course.ipynb #f313573d
 _QUIET = re.compile(r"^(#\|\s*(default_exp|export|exporti|exports|hide)\b|from __future__ )")
 
 def _only_imports(src: str) -> bool:
@@ -307,7 +273,7 @@ def _has_figure(cell) -> bool:
 
 def _no_directives(src: str) -> str: return "\n".join(l for l in src.splitlines() if not l.lstrip().startswith("#|"))
 
-
+# %% ../nbs/54_course.ipynb #016088fa
 PROSE_PER_SLIDE = 700      # characters of prose a slide holds (with 8 lines of code, or a figure, under a short one)
 
 def _ends_sentence(para: str) -> bool:
@@ -328,6 +294,7 @@ def _split_prose(src: str, limit: int = PROSE_PER_SLIDE) -> list[str]:
         else: cur = f"{cur}\n\n{para}" if cur else para
     return pieces + [cur]
 
+# %% ../nbs/54_course.ipynb #dccfa273
 def slide_version(nb: dict) -> dict:
     """The notebook with reveal.js slide types (`metadata.slideshow.slide_type`): a `#`/`##` heading opens a slide,
     other prose a sub-slide, long prose is cut at paragraphs into sub-slides, and a code cell goes under the prose
@@ -365,8 +332,7 @@ def slide_version(nb: dict) -> dict:
     nb["cells"] = cells
     return nb
 
-
-# %% ../nbs/54_course.ipynb #e62fe211
+# %% ../nbs/54_course.ipynb #974c6cd2
 PARTS = ("A_naive_bayes", "B_neuralized", "C_gnb")   # the part pages: each part unit's deck is built from its page
 
 def _first_sentence(text: str, limit: int = 240) -> str:
@@ -401,6 +367,7 @@ def _question(section: list[dict]) -> str:
     if re.search(r"^\s*(\d+\.|-) ", text, re.M): return "Which of these would you look at first, and why?"
     return "What is the one thing on this slide you would explain to a neighbour? Thirty seconds, then tell us."
 
+# %% ../nbs/54_course.ipynb #55daced6
 def with_notes(slides: dict, minutes: float) -> dict:
     """A deck (`slide_version`) with speaker notes on each slide and sub-slide (a reveal.js `notes` cell): what to say,
     the question to the room and the minutes the slide gets, `minutes` shared in proportion to the prose and figures."""
@@ -420,6 +387,7 @@ def with_notes(slides: dict, minutes: float) -> dict:
                                        "source": note})
     return nb
 
+# %% ../nbs/54_course.ipynb #331a8f34
 def part_notebook(page: dict, pages: list[dict], figures: int = 3) -> dict:
     """The notebook of a part unit's deck: the part `page` whole, then of each of the unit's `pages` its title (a
     slide), its opening paragraph and up to `figures` figures, each under the paragraph before it (its code left out)."""
@@ -438,6 +406,7 @@ def part_notebook(page: dict, pages: list[dict], figures: int = 3) -> dict:
             cells.append({**nb["cells"][i], "source": "", "metadata": {}})
     return {**page, "cells": [{**c, "id": f"part-{k}"} for k, c in enumerate(cells)]}   # ids unique in the deck
 
+# %% ../nbs/54_course.ipynb #a99ff962
 def slides_html(nb: dict, assets: str = "assets", minutes: float = 30.0) -> str:
     """reveal.js slides of a notebook (nbconvert), from its saved outputs (nothing is executed), with speaker notes
     for `minutes` of class (`with_notes`, below), loading reveal.js, MathJax, require.js and jQuery from the folder
@@ -447,7 +416,7 @@ def slides_html(nb: dict, assets: str = "assets", minutes: float = 30.0) -> str:
     deck = with_notes(slide_version(nb), minutes)
     return offline_slides_html(nbformat.reads(json.dumps(deck), as_version=4), assets)  # outputs' lines joined
 
-# %% ../nbs/54_course.ipynb #ffab32ab
+# %% ../nbs/54_course.ipynb #0d3f4587
 def _read(path: Path) -> dict: return json.loads(path.read_text(encoding="utf-8"))
 
 def _write(nb: dict, path: Path) -> Path:
@@ -467,6 +436,7 @@ def _source_folder(nbs) -> Path:
     if missing: raise UsageError(f"{nbs}: notebook(s) {', '.join(missing)} missing; is it the nbs/ folder of the checkout?")
     return nbs
 
+# %% ../nbs/54_course.ipynb #1150d191
 _LINK = re.compile(r"\]\(([\w-]+)\.ipynb(#[^)\s]*)?\)")
 
 def _docs_url(nbs: Path) -> str | None:
@@ -487,6 +457,7 @@ def link_out(nb: dict, here: set, docs_url: str | None) -> dict:
         if c["cell_type"] == "markdown": c["source"] = _LINK.sub(repl, c["source"])
     return nb
 
+# %% ../nbs/54_course.ipynb #95f3bb60
 def _deck_minutes(stem: str) -> float:
     "A deck's class time: its unit's time in class, shared among the unit's decks."
     unit = next(u for u in UNITS if stem in u.notebooks)
@@ -499,6 +470,38 @@ def _deck_source(nbs: Path, stem: str) -> dict:
     return part_notebook(_read(nbs / f"{stem}.ipynb"), [_read(nbs / f"{s}.ipynb") for s in unit.notebooks
                                                         if s != stem and s not in GRADED_UNITS and (nbs / f"{s}.ipynb").is_file()])
 
+# %% ../nbs/54_course.ipynb #167620f5
+README = """# The course
+
+- `student/`: the {units} graded units without their solutions and hidden tests. Each runs top to bottom
+  unanswered; only the graded checks fail, each with an `AssertionError` whose message is a hint. A student writes
+  each answer where the notebook says `# YOUR CODE HERE` (`YOUR ANSWER HERE` for a written answer) and runs the
+  check below it, which checks the answer's form; its value is graded by the hidden tests.
+- `teacher/`: the same notebooks with their solutions and outputs; every check passes. They carry nbgrader's
+  metadata (answer cells `solution`, check cells `grade`, `locked`, with their points): put them in nbgrader's
+  `source/<assignment>/` folder and `nbgrader generate_assignment` writes the student version, `nbgrader autograde`
+  grades the submissions.
+- `slides/`: reveal.js slides of every unit and tutorial (`jupyter nbconvert --to slides`), from the saved outputs.
+  They load reveal.js, MathJax, require.js and jQuery from `slides/assets/`: copy the folder whole, and a deck
+  opens by double-click with no network.
+- `teacher/` holds the answer key (solutions, hidden tests, model answers of the written answers): keep it from
+  the students. The hidden tests are put back by `nbgrader autograde`; `xai-geometry course --nbgrader DIR` writes
+  a ready nbgrader course folder.
+
+Links to the package's other pages lead to the documentation site; links between the course's notebooks stay
+relative.
+
+The syllabus (`nbs/55_syllabus.ipynb`) gives the order over three weeks; the notation page (`nbs/56_notation.ipynb`)
+fixes the symbols.
+
+## The {n} graded exercises
+
+| notebook | grade_id | graded | points |
+|---|---|---|---:|
+{table}
+"""
+
+# %% ../nbs/54_course.ipynb #fe70757c
 def build_course(out,                         # folder that receives student/, teacher/, slides/ and README.md
                  *, nbs=None,                 # the source notebooks (default: nbs/ of the checkout)
                  slides: bool = True,         # also write the reveal.js slides (nbconvert) with their assets
@@ -556,33 +559,3 @@ def build_course(out,                         # folder that receives student/, t
     readme.write_text(README.format(n=len(table), units=len(GRADED_UNITS), table="\n".join(table)), encoding="utf-8")
     written["readme"] = [readme]
     return written
-
-README = """# The course
-
-- `student/`: the {units} graded units without their solutions and hidden tests. Each runs top to bottom
-  unanswered; only the graded checks fail, each with an `AssertionError` whose message is a hint. A student writes
-  each answer where the notebook says `# YOUR CODE HERE` (`YOUR ANSWER HERE` for a written answer) and runs the
-  check below it, which checks the answer's form; its value is graded by the hidden tests.
-- `teacher/`: the same notebooks with their solutions and outputs; every check passes. They carry nbgrader's
-  metadata (answer cells `solution`, check cells `grade`, `locked`, with their points): put them in nbgrader's
-  `source/<assignment>/` folder and `nbgrader generate_assignment` writes the student version, `nbgrader autograde`
-  grades the submissions.
-- `slides/`: reveal.js slides of every unit and tutorial (`jupyter nbconvert --to slides`), from the saved outputs.
-  They load reveal.js, MathJax, require.js and jQuery from `slides/assets/`: copy the folder whole, and a deck
-  opens by double-click with no network.
-- `teacher/` holds the answer key (solutions, hidden tests, model answers of the written answers): keep it from
-  the students. The hidden tests are put back by `nbgrader autograde`; `xai-geometry course --nbgrader DIR` writes
-  a ready nbgrader course folder.
-
-Links to the package's other pages lead to the documentation site; links between the course's notebooks stay
-relative.
-
-The syllabus (`nbs/55_syllabus.ipynb`) gives the order over three weeks; the notation page (`nbs/56_notation.ipynb`)
-fixes the symbols.
-
-## The {n} graded exercises
-
-| notebook | grade_id | graded | points |
-|---|---|---|---:|
-{table}
-"""

@@ -16,12 +16,14 @@ __all__ = ['SLIDE_PACKAGES', 'ASSIGNMENTS', 'DUE', 'NBGRADER_CONFIG', 'find_slid
            'offline_slides_html', 'due_dates', 'check_tools', 'check_nbgrader_folder', 'write_nbgrader_course',
            'course_marks']
 
-# %% ../nbs/54a_course_tools.ipynb #3c78f76d
+# %% ../nbs/54a_course_tools.ipynb #ebc46566
+_NEEDED = ("reveal.js/dist/reveal.js", "reveal.js/plugin/notes/notes.js", "mathjax/MathJax.js", "requirejs/require.js",
+           "jquery/dist/jquery.min.js")
+
+def _complete(modules: Path) -> bool: return all((modules / f).is_file() for f in _NEEDED)
+
+# %% ../nbs/54a_course_tools.ipynb #fe2851d4
 SLIDE_PACKAGES = {"reveal.js": "reveal.js@4", "mathjax": "mathjax@2", "requirejs": "requirejs@2", "jquery": "jquery@3"}
-_SKIP = ("unpacked", "test", "docs", "fonts/HTML-CSS/TeX/eot", "fonts/HTML-CSS/TeX/otf", "fonts/HTML-CSS/TeX/svg",
-         "fonts/HTML-CSS/TeX/png", "fonts/HTML-CSS/STIX-Web", "fonts/HTML-CSS/Asana-Math", "fonts/HTML-CSS/Gyre-Pagella",
-         "fonts/HTML-CSS/Gyre-Termes", "fonts/HTML-CSS/Latin-Modern", "fonts/HTML-CSS/Neo-Euler", "jax/output/SVG",
-         "jax/output/HTML-CSS", "jax/output/NativeMML", "jax/output/PreviewHTML", "localization")   # MathJax 2: CommonHTML only
 
 def find_slide_assets(root=None, install: bool = True) -> Path | None:
     """The `node_modules` folder holding reveal.js 4, MathJax 2, require.js and jQuery (what nbconvert's reveal.js
@@ -40,10 +42,11 @@ def find_slide_assets(root=None, install: bool = True) -> Path | None:
                    capture_output=True, text=True, timeout=600)
     return prefix / "node_modules" if _complete(prefix / "node_modules") else None
 
-_NEEDED = ("reveal.js/dist/reveal.js", "reveal.js/plugin/notes/notes.js", "mathjax/MathJax.js", "requirejs/require.js",
-           "jquery/dist/jquery.min.js")
-
-def _complete(modules: Path) -> bool: return all((modules / f).is_file() for f in _NEEDED)
+# %% ../nbs/54a_course_tools.ipynb #2da4140b
+_SKIP = ("unpacked", "test", "docs", "fonts/HTML-CSS/TeX/eot", "fonts/HTML-CSS/TeX/otf", "fonts/HTML-CSS/TeX/svg",
+         "fonts/HTML-CSS/TeX/png", "fonts/HTML-CSS/STIX-Web", "fonts/HTML-CSS/Asana-Math", "fonts/HTML-CSS/Gyre-Pagella",
+         "fonts/HTML-CSS/Gyre-Termes", "fonts/HTML-CSS/Latin-Modern", "fonts/HTML-CSS/Neo-Euler", "jax/output/SVG",
+         "jax/output/HTML-CSS", "jax/output/NativeMML", "jax/output/PreviewHTML", "localization")   # MathJax 2: CommonHTML only
 
 def copy_slide_assets(modules: Path, dest: Path) -> Path:
     "Copy what the decks load (reveal.js's dist and plugins, MathJax 2 with its CommonHTML output only, require.js, jQuery) into `dest`."
@@ -59,7 +62,7 @@ def copy_slide_assets(modules: Path, dest: Path) -> Path:
     shutil.copy2(modules / "jquery" / "dist" / "jquery.min.js", dest / "js" / "jquery.min.js")
     return dest
 
-# %% ../nbs/54a_course_tools.ipynb #9c2e44cf
+# %% ../nbs/54a_course_tools.ipynb #f74ff2f2
 _TEMPLATE = r"""{%- extends 'index.html.j2' -%}
 {%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
 {% block jupyter_widgets %}{% endblock jupyter_widgets %}
@@ -83,6 +86,7 @@ _TEMPLATE = r"""{%- extends 'index.html.j2' -%}
 {% endblock footer_js %}
 """
 
+# %% ../nbs/54a_course_tools.ipynb #188770fe
 def offline_slides_html(nb, assets: str = "assets") -> str:
     """reveal.js slides of a notebook node (`nbformat`) that load everything from the folder `assets` next to them
     (reveal.js, MathJax, require.js, jQuery: `copy_slide_assets`), with no prompt, no mermaid or widget script, and
@@ -101,12 +105,13 @@ def offline_slides_html(nb, assets: str = "assets") -> str:
     html, _ = ex.from_notebook_node(nb)
     return html
 
-# %% ../nbs/54a_course_tools.ipynb #2fd3f3f0
+# %% ../nbs/54a_course_tools.ipynb #7a293022
 ASSIGNMENTS = {"week1": ("50_foundations_shapley", "57_problem_set_a"),
                "week2": ("51_foundations_lrp", "52_foundations_evaluation", "58_problem_set_b"),
                "week3": ("53_foundations_dependence", "59_problem_set_c")}   # nbgrader's assignments: a week's graded units
 DUE = {"week1": 7, "week2": 14, "week3": 21}   # a week's assignment is due this many days after the course's first day, 09:00
 
+# %% ../nbs/54a_course_tools.ipynb #07b52869
 def due_dates(start) -> dict[str, "datetime"]:
     """The due date of each week's assignment for a course whose first day is `start` (a date or "YYYY-MM-DD"): 09:00
     on the same weekday a week later (`DUE`), when the week's problem set and its project are handed in."""
@@ -116,6 +121,7 @@ def due_dates(start) -> dict[str, "datetime"]:
     except ValueError: raise UsageError(f"--start {start}: not a date; give the course's first day as YYYY-MM-DD") from None
     return {w: datetime.combine(day + timedelta(days=d), time(9)) for w, d in DUE.items()}
 
+# %% ../nbs/54a_course_tools.ipynb #da824d4e
 NBGRADER_CONFIG = '''c = get_config()
 c.CourseDirectory.course_id = "xai-geometry"
 # nbgrader's default code stub adds `raise NotImplementedError()`, which would make every answer cell fail; with
@@ -139,6 +145,7 @@ c.GenerateFeedback.preprocessors = [ClearHiddenTests, ClearMarkScheme, GetGrades
 c.Execute.extra_arguments = ["--InteractiveShell.xmode=Minimal"]
 '''
 
+# %% ../nbs/54a_course_tools.ipynb #08925fd2
 def check_tools(*, slides: bool = False, nbgrader: bool = False) -> None:
     """Raise a `UsageError` naming every tool the build needs and does not find, before anything is written: nbformat
     always, nbconvert (and jinja2) for the slides, nbgrader for an nbgrader course folder."""
@@ -150,6 +157,7 @@ def check_tools(*, slides: bool = False, nbgrader: bool = False) -> None:
         raise UsageError(f"the course needs {', '.join(missing)} (pip install -e \".[dev,course]\")"
                          + ("; or build without the slides (--no-slides)" if slides and set(missing) & {"nbconvert", "jinja2"} else ""))
 
+# %% ../nbs/54a_course_tools.ipynb #2332021a
 def check_nbgrader_folder(folder, *, force: bool = False) -> Path:
     """The nbgrader course folder `folder`, refused (a `UsageError`, before anything is written) when it is an empty
     path, or already a course folder (its `nbgrader_config.py` or `source/` there: the teacher's configuration and
@@ -164,6 +172,7 @@ def check_nbgrader_folder(folder, *, force: bool = False) -> Path:
                          "this would overwrite); choose a new folder, or add --force to overwrite them")
     return folder
 
+# %% ../nbs/54a_course_tools.ipynb #73e1394e
 def write_nbgrader_course(folder, teacher: dict[str, dict], keys: dict | None = None, start=None) -> list[Path]:
     """An nbgrader course folder: `nbgrader_config.py` (the code stub that keeps "only the graded checks fail", the
     graders on the kernels' path, feedback without hidden tests or mark schemes), `graders/course_graders.py` (the
@@ -193,6 +202,7 @@ def write_nbgrader_course(folder, teacher: dict[str, dict], keys: dict | None = 
         written.append(folder / "gradebook.db")
     return written
 
+# %% ../nbs/54a_course_tools.ipynb #b17367f8
 def course_marks(gradebook) -> dict[str, float]:
     """Each student's course mark out of 100 (`course.course_mark`) from nbgrader's gradebook (the course folder's
     `gradebook.db`, after autograde and the hand grading): per week, the exercise points scored (hidden tests and

@@ -19,10 +19,10 @@ import numpy as np
 import pandas as pd
 
 # %% auto #0
-__all__ = ['SEP', 'adult_like_parquet', 'bench_model', 'in_memory_run', 'cluster_run', 'warm_up_workers', 'sample_difference',
+__all__ = ['SEP', 'adult_like_parquet', 'bench_model', 'in_memory_run', 'sample_difference', 'cluster_run', 'warm_up_workers',
            'bench']
 
-# %% ../../nbs/43a_bench_cluster.ipynb #2b4583a5
+# %% ../../nbs/43a_bench_cluster.ipynb #55edc10a
 def adult_like_parquet(folder: str | Path,  # created if needed; receives part-00000.parquet, part-00001.parquet, ...
                        n_rows: int, rows_per_file: int = 250_000, seed: int = 0) -> list[Path]:
     """Write `n_rows` adult-like rows as Parquet files of `rows_per_file` rows: adult's rows drawn with replacement, every
@@ -44,6 +44,7 @@ def adult_like_parquet(folder: str | Path,  # created if needed; receives part-0
         paths.append(folder / f"part-{k:05d}.parquet"); part.to_parquet(paths[-1])
     return paths
 
+# %% ../../nbs/43a_bench_cluster.ipynb #55ee4c0a
 def bench_model():
     "The explained model: a weighted naive Bayes (MODL recoding, fitted weights) on the whole of adult."
     from xai_geometry.datasets import load
@@ -51,7 +52,7 @@ def bench_model():
     X, y = load("adult")
     return WeightedNaiveBayes().fit(X, y)
 
-# %% ../../nbs/43a_bench_cluster.ipynb #6ba9c613
+# %% ../../nbs/43a_bench_cluster.ipynb #fffbe7af
 SEP = "/"  # joins (output, feature) into one column name for a 3-d explanation (Parquet needs string names)
 
 def _peak_rss_mib() -> float:
@@ -65,6 +66,7 @@ def _flat(frame: pd.DataFrame) -> pd.DataFrame:
     if not isinstance(frame.columns, pd.MultiIndex): return frame
     return frame.set_axis([SEP.join(map(str, c)) for c in frame.columns], axis=1)
 
+# %% ../../nbs/43a_bench_cluster.ipynb #abd7dbd8
 def in_memory_run(model_file: str, data_dir: str, out_file: str) -> dict:
     "One process, in memory: read every row, `explain`, write the contributions (run in a fresh process: its peak memory)."
     from xai_geometry.naive_bayes import explain
@@ -77,6 +79,21 @@ def in_memory_run(model_file: str, data_dir: str, out_file: str) -> dict:
     t3 = time.perf_counter()
     return dict(read_s=t1 - t0, explain_s=t2 - t1, write_s=t3 - t2, total_s=t3 - t0, rows=len(X), peak_rss_mib=_peak_rss_mib())
 
+# %% ../../nbs/43a_bench_cluster.ipynb #a9b4af80
+def sample_difference(data_dir, memory_out, cluster_out, model, n_sample: int = 1000, seed: int = 0) -> dict:
+    "Largest |difference| on `n_sample` random rows: cluster vs in memory, and both vs `explain` of those rows alone."
+    from xai_geometry.naive_bayes import explain
+    n = sum(pd.read_parquet(p, columns=[]).shape[0] for p in sorted(Path(data_dir).glob("*.parquet")))
+    rows = np.sort(np.random.default_rng(seed).choice(n, min(n_sample, n), replace=False)).tolist()
+    pick = lambda path: pd.read_parquet(path, filters=[("row", "in", rows)]).sort_index()
+    X, A, B = pick(data_dir), pick(memory_out), pick(cluster_out)
+    C = _flat(explain(model, X).to_frame()).set_axis(X.index, axis=0)
+    assert list(A.index) == list(B.index) == rows and list(A.columns) == list(B.columns) == list(C.columns)
+    return dict(sample_rows=len(rows), max_abs_diff=float(np.abs(A.to_numpy() - B.to_numpy()).max()),
+                max_abs_diff_alone=float(max(np.abs(A.to_numpy() - C.to_numpy()).max(), np.abs(B.to_numpy() - C.to_numpy()).max())),
+                columns=A.shape[1])
+
+# %% ../../nbs/43a_bench_cluster.ipynb #f5222d98
 def cluster_run(client, model, data_dir: str, out_dir: str) -> dict:
     "The same on the cluster: `dask.dataframe.read_parquet` -> `cluster.explain` -> `to_parquet`, one partition per file."
     import dask.dataframe as dd
@@ -96,20 +113,23 @@ def warm_up_workers(client, model, data_dir: str) -> float:
     client.run(lambda: explain(model, warm) and None)
     return max(client.run(_peak_rss_mib).values())
 
-def sample_difference(data_dir, memory_out, cluster_out, model, n_sample: int = 1000, seed: int = 0) -> dict:
-    "Largest |difference| on `n_sample` random rows: cluster vs in memory, and both vs `explain` of those rows alone."
-    from xai_geometry.naive_bayes import explain
-    n = sum(pd.read_parquet(p, columns=[]).shape[0] for p in sorted(Path(data_dir).glob("*.parquet")))
-    rows = np.sort(np.random.default_rng(seed).choice(n, min(n_sample, n), replace=False)).tolist()
-    pick = lambda path: pd.read_parquet(path, filters=[("row", "in", rows)]).sort_index()
-    X, A, B = pick(data_dir), pick(memory_out), pick(cluster_out)
-    C = _flat(explain(model, X).to_frame()).set_axis(X.index, axis=0)
-    assert list(A.index) == list(B.index) == rows and list(A.columns) == list(B.columns) == list(C.columns)
-    return dict(sample_rows=len(rows), max_abs_diff=float(np.abs(A.to_numpy() - B.to_numpy()).max()),
-                max_abs_diff_alone=float(max(np.abs(A.to_numpy() - C.to_numpy()).max(), np.abs(B.to_numpy() - C.to_numpy()).max())),
-                columns=A.shape[1])
+# %% ../../nbs/43a_bench_cluster.ipynb #de52a6c0
+def _bench_table(mem: list[dict], clu: list[dict], *, n_rows, repeats, threads, worker_peak, idle, limit_mib, load, diff) -> pd.DataFrame:
+    "The table of record from the runs of each mode (`in_memory_run`, `cluster_run`) and the values compared (`sample_difference`)."
+    med_mem, med_clu = statistics.median(m["total_s"] for m in mem), statistics.median(c["total_s"] for c in clu)
+    common = dict(n_rows=n_rows, partitions=clu[0]["partitions"], repeats=repeats, cores=os.cpu_count(),
+                  load_average=float(np.mean(load)), **diff)
+    return pd.DataFrame([
+        dict(mode="one process in memory", workers=1, threads_per_worker=1, median_s=med_mem,
+             min_s=min(m["total_s"] for m in mem), max_s=max(m["total_s"] for m in mem),
+             read_s=statistics.median(m["read_s"] for m in mem), explain_s=statistics.median(m["explain_s"] for m in mem),
+             write_s=statistics.median(m["write_s"] for m in mem), peak_rss_mib=max(m["peak_rss_mib"] for m in mem),
+             idle_rss_mib=np.nan, memory_limit_mib=np.nan, speedup=1.0, **common),
+        dict(mode="Dask cluster", workers=clu[0]["workers"], threads_per_worker=threads, median_s=med_clu,
+             min_s=min(c["total_s"] for c in clu), max_s=max(c["total_s"] for c in clu),
+             read_s=np.nan, explain_s=np.nan, write_s=np.nan, peak_rss_mib=worker_peak, idle_rss_mib=idle, memory_limit_mib=limit_mib, speedup=med_mem / med_clu, **common)])
 
-# %% ../../nbs/43a_bench_cluster.ipynb #34f02e70
+# %% ../../nbs/43a_bench_cluster.ipynb #c2ca63dd
 def bench(out_dir: Path,  # where bench_cluster.csv goes
           repeats: int = 3,  # timed runs of each mode (medians reported)
           quick: bool = False,  # 2·10⁵ rows in 4 files, one run (a smoke test)
@@ -162,18 +182,9 @@ def bench(out_dir: Path,  # where bench_cluster.csv goes
         worker_peak = max(client.run(_peak_rss_mib).values())               # over the workers' whole life: every run
         say(f"peak resident memory of a worker over the {repeats} run(s): {worker_peak:.0f} MiB (limit {limit_mib:.0f} MiB)")
         diff = sample_difference(scratch / "rows", scratch / "memory.parquet", scratch / "cluster", model)
-    med_mem, med_clu = statistics.median(m["total_s"] for m in mem), statistics.median(c["total_s"] for c in clu)
-    common = dict(n_rows=n_rows, partitions=clu[0]["partitions"], repeats=repeats, cores=os.cpu_count(),
-                  load_average=float(np.mean(load)), **diff)
-    table = pd.DataFrame([
-        dict(mode="one process in memory", workers=1, threads_per_worker=1, median_s=med_mem,
-             min_s=min(m["total_s"] for m in mem), max_s=max(m["total_s"] for m in mem),
-             read_s=statistics.median(m["read_s"] for m in mem), explain_s=statistics.median(m["explain_s"] for m in mem),
-             write_s=statistics.median(m["write_s"] for m in mem), peak_rss_mib=max(m["peak_rss_mib"] for m in mem),
-             idle_rss_mib=np.nan, memory_limit_mib=np.nan, speedup=1.0, **common),
-        dict(mode="Dask cluster", workers=clu[0]["workers"], threads_per_worker=threads, median_s=med_clu,
-             min_s=min(c["total_s"] for c in clu), max_s=max(c["total_s"] for c in clu),
-             read_s=np.nan, explain_s=np.nan, write_s=np.nan, peak_rss_mib=worker_peak, idle_rss_mib=idle, memory_limit_mib=limit_mib, speedup=med_mem / med_clu, **common)])
+    table = _bench_table(mem, clu, n_rows=n_rows, repeats=repeats, threads=threads, worker_peak=worker_peak, idle=idle,
+                         limit_mib=limit_mib, load=load, diff=diff)
+    med_mem, med_clu = table["median_s"]
     table.to_csv(out_dir / "bench_cluster.csv", index=False)
     say(f"speed-up {med_mem / med_clu:.2f} (median {med_mem:.1f} s in memory / {med_clu:.1f} s on the cluster); "
         f"values on {diff['sample_rows']} sampled rows: largest difference {diff['max_abs_diff']:g}")

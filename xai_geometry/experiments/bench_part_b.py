@@ -16,7 +16,7 @@ from ..runner import median_time
 # %% auto #0
 __all__ = ['bench']
 
-# %% ../../nbs/28_bench.ipynb #2965a17b
+# %% ../../nbs/28_bench.ipynb #2614deb2
 def _pairwise_explain(net, X, eta, beta, block=64):
     "Eq. (6) summed over all (i, j) pairs for each point (numpy over blocks of i): the quadratic reference cost."
     w = net.pooling_weights(X, beta=beta)
@@ -28,6 +28,7 @@ def _pairwise_explain(net, X, eta, beta, block=64):
             out[r] += np.einsum("ijd,ij->d", (x - eta * m) * wd, w.positive[r, s:s + block, None] * w.negative[r][None, :])
     return out
 
+# %% ../../nbs/28_bench.ipynb #205f638a
 def _broadcast_explain(net, X, eta, beta, rows=64):
     "E_η with E_1 = Σ_j p_j (x−u_j)² − Σ_i p_i (x−u_i)² formed by broadcasting (rows × m × d) arrays: the direct numpy form."
     w = net.pooling_weights(X, beta=beta)
@@ -42,6 +43,7 @@ def _broadcast_explain(net, X, eta, beta, rows=64):
         out[s:s + rows] = (1 - eta) * E0 + eta * E1
     return out
 
+# %% ../../nbs/28_bench.ipynb #607284ef
 def _shap_kernel_per_row(pipe, X_train, rows, n_background, n_samples, progress, output=None):
     "Median seconds per row of shap.KernelExplainer on `output` (default `pipe.decision_function`), each row timed alone; None without shap."
     try: import shap
@@ -55,30 +57,24 @@ def _shap_kernel_per_row(pipe, X_train, rows, n_background, n_samples, progress,
     return float(np.median(times)), (f"timed on {len(rows)} row(s), median per row extrapolated linearly to the N rows; "
                                      f"background {n_background} training rows (shap.sample), nsamples = {n_samples}")
 
-def bench(out_dir: Path | str,   # directory that receives bench_part_b.csv
-          repeats: int = 5,      # timed runs per measurement (medians are reported)
-          quick: bool = False,   # small sizes for a smoke test
-          progress: bool = True, # print each measurement as it is made
-         ) -> pd.DataFrame:
-    "Time neuralized explanations against their peers; write `out_dir/bench_part_b.csv` and return the table."
-    from sklearn.datasets import make_classification
-    from sklearn.neighbors import KNeighborsClassifier
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
-    from sklearn.svm import SVC
-    from xai_geometry.neuralized import NeuralizedKNN, NeuralizedPipeline, NeuralizedSVM, explain
-    from xai_geometry.neuralized.lrp import heuristic_eta_svm
-    out_dir = Path(out_dir); out_dir.mkdir(parents=True, exist_ok=True)
-    repeats = max(1, int(repeats if not quick else min(repeats, 2)))
-    rows = []
+# %% ../../nbs/28_bench.ipynb #7e06e923
+def _recorder(rows: list, repeats: int, progress: bool):
+    "The `add(task, method, n, secs, peer_secs, note)` of `bench`: appends one row of the table to `rows` (and prints it)."
     def add(task, method, n, secs, peer_secs=None, note=""):
         row = dict(task=task, method=method, n=n, seconds=secs, per_second=n / secs if secs > 0 else np.inf,
                    ratio_to_peer=(secs / peer_secs) if peer_secs else 1.0, repeats=repeats, note=note)
         rows.append(row)
         if progress: print(f"{task:>8} {method:<50} n={n:>6,}  {secs:10.3f} s  {row['per_second']:>12,.1f}/s  "
                            f"ratio {row['ratio_to_peer']:.3g}", flush=True)
-    # --- SVM: > 500 support vectors, d = 30
-    N = 1_000 if quick else 10_000
+    return add
+
+# %% ../../nbs/28_bench.ipynb #a10d2cd6
+def _bench_svm(add, N: int, repeats: int, quick: bool) -> None:
+    "The SVM rows: > 500 support vectors, d = 30; the network, its relevance (one and default BLAS threads), the broadcast and pairwise forms, against `SVC.decision_function`."
+    from sklearn.datasets import make_classification
+    from sklearn.svm import SVC
+    from xai_geometry.neuralized import NeuralizedSVM
+    from xai_geometry.neuralized.lrp import heuristic_eta_svm
     X, y = make_classification(2000 + N, 30, n_informative=10, flip_y=0.1, random_state=0)
     X = (X - X.mean(0)) / X.std(0)
     svc = SVC(gamma=1 / 30).fit(X[:2000], y[:2000])
@@ -99,7 +95,15 @@ def bench(out_dir: Path | str,   # directory that receives bench_part_b.csv
     t0 = time.perf_counter(); _pairwise_explain(net, Xe[:n_pw], heuristic_eta_svm(net.gamma_), net.gamma_)
     add("svm", "pairwise eq. (6), extrapolated", N, (time.perf_counter() - t0) / n_pw * N, peer,
         note + f"; timed on {n_pw} points")
-    # --- pipeline: StandardScaler → SVC on raw features, a few thousand support vectors
+
+# %% ../../nbs/28_bench.ipynb #5bee4883
+def _bench_pipeline(add, N: int, repeats: int, quick: bool, progress: bool) -> None:
+    "The pipeline rows: StandardScaler → SVC on raw features, explained whole and as an array, and shap's KernelExplainer, against its `decision_function`."
+    from sklearn.datasets import make_classification
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.svm import SVC
+    from xai_geometry.neuralized import NeuralizedPipeline, NeuralizedSVM, explain
     n_tr = 1_000 if quick else 5_000
     Xp, yp = make_classification(n_tr + N, 30, n_informative=10, flip_y=0.1, random_state=0)
     rng = np.random.default_rng(0)
@@ -120,7 +124,12 @@ def bench(out_dir: Path | str,   # directory that receives bench_part_b.csv
                                         100 if quick else 2 * 30 + 2048, progress)
     add("pipeline", "shap.KernelExplainer, extrapolated", N, np.nan if per_row is None else per_row * N, peer,
         f"StandardScaler → SVC, {n_sv} support vectors; {how}")
-    # --- k-NN: 1,000 explanations, 5,000 training images of 28×28
+
+# %% ../../nbs/28_bench.ipynb #b3772b4a
+def _bench_knn(add, repeats: int, quick: bool) -> None:
+    "The k-NN rows: 28×28 images (PneumoniaMNIST, or random images of that shape without its files), against `predict`."
+    from sklearn.neighbors import KNeighborsClassifier
+    from xai_geometry.neuralized import NeuralizedKNN
     from xai_geometry.datasets import load
     try:
         Xk, yk = load("pneumoniamnist")
@@ -136,7 +145,15 @@ def bench(out_dir: Path | str,   # directory that receives bench_part_b.csv
     add("knn", "sklearn KNeighborsClassifier.predict (peer)", n_ex, peer, peer, note)
     add("knn", "NeuralizedKNN.decision_function", n_ex, median_time(lambda: nk.decision_function(Xkq), repeats, warmup=1)[0], peer, note)
     add("knn", "NeuralizedKNN.relevance", n_ex, median_time(lambda: nk.relevance(Xkq), repeats, warmup=1)[0], peer, note)
-    # --- the tabular models people have, behind a scaler: k-NN and kernel ridge, against shap's KernelExplainer
+
+# %% ../../nbs/28_bench.ipynb #f89af89b
+def _bench_tabular(add, repeats: int, quick: bool, progress: bool) -> None:
+    "The tabular rows: k-NN and kernel ridge behind a scaler, explained and through shap's KernelExplainer, against their own output."
+    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    from xai_geometry.datasets import load
+    from xai_geometry.neuralized import explain
     from sklearn.kernel_ridge import KernelRidge
     Xt, yt = load("breast_cancer"); Xr, yr = load("concrete")
     tabular = [("knn_tabular", make_pipeline(StandardScaler(), KNeighborsClassifier(n_neighbors=9)), Xt.to_numpy(float), yt, 400,
@@ -155,7 +172,23 @@ def bench(out_dir: Path | str,   # directory that receives bench_part_b.csv
                                             100 if quick else 2 * Xa.shape[1] + 2048, progress, output=f)
         add(task, "shap.KernelExplainer, extrapolated", len(Xaq), np.nan if per_row is None else per_row * len(Xaq), peer,
             f"{note}; {how}")
+
+# %% ../../nbs/28_bench.ipynb #648a2f9c
+def bench(out_dir: Path | str,   # directory that receives bench_part_b.csv
+          repeats: int = 5,      # timed runs per measurement (medians are reported)
+          quick: bool = False,   # small sizes for a smoke test
+          progress: bool = True, # print each measurement as it is made
+         ) -> pd.DataFrame:
+    "Time neuralized explanations against their peers; write `out_dir/bench_part_b.csv` and return the table."
+    out_dir = Path(out_dir); out_dir.mkdir(parents=True, exist_ok=True)
+    repeats = max(1, int(repeats if not quick else min(repeats, 2)))
+    rows = []
+    add = _recorder(rows, repeats, progress)
+    N = 1_000 if quick else 10_000
+    _bench_svm(add, N, repeats, quick)
+    _bench_pipeline(add, N, repeats, quick, progress)
+    _bench_knn(add, repeats, quick)
+    _bench_tabular(add, repeats, quick, progress)
     df = pd.DataFrame(rows)
     df.to_csv(out_dir / "bench_part_b.csv", index=False)
     return df
-

@@ -15,7 +15,7 @@ from ..neuralized.lrp import median_scale
 # %% auto #0
 __all__ = ['demo']
 
-# %% ../../nbs/29_tour.ipynb #61043577
+# %% ../../nbs/29_tour.ipynb #9fd51773
 def _svm_2d(out: Path) -> Path:
     import matplotlib.pyplot as plt
     from matplotlib.colors import TwoSlopeNorm
@@ -49,6 +49,7 @@ def _svm_2d(out: Path) -> Path:
     fig.tight_layout(); p = out / "demo_B_svm_2d.png"; fig.savefig(p, dpi=110); plt.close(fig)
     return p
 
+# %% ../../nbs/29_tour.ipynb #0dd17b55
 def _digits(out: Path) -> Path:
     import matplotlib.pyplot as plt
     from sklearn.datasets import load_digits
@@ -76,6 +77,7 @@ def _digits(out: Path) -> Path:
     fig.tight_layout(); p = out / "demo_B_digits.png"; fig.savefig(p, dpi=110); plt.close(fig)
     return p
 
+# %% ../../nbs/29_tour.ipynb #b11e9aaf
 def _cost(out: Path) -> Path:
     import matplotlib.pyplot as plt
     from sklearn.datasets import make_classification
@@ -97,6 +99,7 @@ def _cost(out: Path) -> Path:
     fig.tight_layout(); p = out / "demo_B_cost.png"; fig.savefig(p, dpi=110); plt.close(fig)
     return p
 
+# %% ../../nbs/29_tour.ipynb #2abfb9fb
 def demo(out_dir: Path | str,  # directory that receives the demo_B_*.png figures
          progress: bool = True, # print each step
         ) -> list[Path]:
