@@ -15,12 +15,12 @@ from pathlib import Path
 import numpy as np
 
 # %% auto #0
-__all__ = ['UNITS', 'GRADED_UNITS', 'PROBLEM_SETS', 'RUBRIC', 'TUTORIALS', 'MARK', 'BEGIN', 'END', 'HIDDEN_BEGIN', 'HIDDEN_END',
-           'STUB', 'TEXT_STUB', 'GRADED', 'MARK_BEGIN', 'MARK_END', 'TASK', 'WRITTEN', 'TEACHER_NOTE',
-           'PROSE_PER_SLIDE', 'PARTS', 'README', 'Unit', 'course_mark', 'strip_solutions', 'strip_hidden_tests',
-           'strip_mark_scheme', 'exercises', 'written_answers', 'teacher_version', 'student_version', 'public_version',
-           'slide_version', 'with_notes', 'part_notebook', 'slides_html', 'link_out', 'build_course', 'matches',
-           'well_formed']
+__all__ = ['UNITS', 'GRADED_UNITS', 'PROBLEM_SETS', 'RUBRIC', 'TUTORIALS', 'TEACHER_NOTE', 'PROSE_PER_SLIDE', 'PARTS', 'README',
+           'Unit', 'exercises', 'written_answers', 'teacher_version', 'student_version', 'public_version',
+           'slide_version', 'with_notes', 'part_notebook', 'slides_html', 'link_out', 'build_course', 'MARK',
+           'course_mark', 'matches', 'well_formed', 'BEGIN', 'END', 'HIDDEN_BEGIN', 'HIDDEN_END', 'STUB', 'TEXT_STUB',
+           'GRADED', 'MARK_BEGIN', 'MARK_END', 'TASK', 'WRITTEN', 'strip_solutions', 'strip_hidden_tests',
+           'strip_mark_scheme']
 
 # %% ../nbs/54_course.ipynb #31939c42
 @dataclass(frozen=True)
@@ -91,88 +91,20 @@ RUBRIC = {"the method is right (the model, the explanation, the protocol)": 30,
           "the discussion: what the explanation shows, and what it cannot show": 20,
           "the notebook runs top to bottom in a fresh kernel, writes no file, is deterministic": 10}   # a project, 100 points
 TUTORIALS = ("45_tutorial_part_a", "46_tutorial_part_b", "47_tutorial_part_c", "47a_tutorial_one_geometry")
-MARK = {"exercises": 50, "project": 50}   # a problem set's mark out of 100: the week's exercises, the project
 
-# %% ../nbs/54_course.ipynb #e18d2aac
-def course_mark(weeks: dict[str, tuple[float, float, float]]) -> float:
-    """The course's mark out of 100: the mean over the three weeks of each problem set's mark, which is `MARK`'s
-    share of the week's exercise points scored (auto-graded and written, `(scored, possible, project)`) plus its share
-    of the project's rubric points (out of 100)."""
-    if set(weeks) != {"week1", "week2", "week3"}: raise ValueError(f"weeks: need week1, week2 and week3, got {sorted(weeks)}")
-    marks = []
-    for week, (scored, possible, project) in weeks.items():
-        if not (0 <= scored <= possible and possible > 0 and 0 <= project <= 100):
-            raise ValueError(f"weeks[{week!r}]: need 0 <= scored <= possible, possible > 0 and 0 <= project <= 100")
-        marks.append(MARK["exercises"] * scored / possible + MARK["project"] * project / 100)
-    return float(np.mean(marks))
+# %% ../nbs/54_course.ipynb #21e20893
+from .course_tools import MARK, course_mark
+_all_ = ["MARK", "course_mark"]   # re-exported: the syllabus imports them from here
 
 # %% ../nbs/54_course.ipynb #a6741c75
 from .course_answers import matches, well_formed
 _all_ = ["matches", "well_formed"]   # re-exported: the exercises import them from here
 
-# %% ../nbs/54_course.ipynb #d652f7ed
-BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
-HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
-STUB, TEXT_STUB = "# YOUR CODE HERE", "YOUR ANSWER HERE"   # nbgrader's stubs (its code stub without the `raise`)
-GRADED = re.compile(r"^#\s*graded:\s*(?P<id>[A-Za-z_][\w-]*)\s*\((?P<points>\d+(?:\.\d+)?)\s*points?\)", re.M)
-MARK_BEGIN, MARK_END = "=== BEGIN MARK SCHEME ===", "=== END MARK SCHEME ==="   # a project's model answer
-TASK = re.compile(r"^\*\*Grading of the project\*\*\s*\(graded by hand with the rubric:\s*(?P<id>[A-Za-z_][\w-]*),\s*(?P<points>\d+(?:\.\d+)?)\s*points?\)", re.M)
-WRITTEN = re.compile(r"^\*\*Your answer\*\*\s*\(graded by hand:\s*(?P<id>[A-Za-z_][\w-]*),\s*(?P<points>\d+(?:\.\d+)?)\s*points?\)", re.M)
-
-def _src(cell) -> str:
-    s = cell.get("source", "")
-    return "".join(s) if isinstance(s, list) else s
-
-def _normalized(nb: dict) -> dict:
-    "A deep copy of the notebook with every cell's source one string (nbformat's files store lists of lines)."
-    nb = copy.deepcopy(nb)
-    for c in nb["cells"]: c["source"] = _src(c)
-    return nb
-
-def _is_solution(cell) -> bool: return BEGIN in _src(cell)
-
-def _graded(cell):
-    "The (grade_id, points) of a graded check cell (code, graded by its run), or None."
-    m = GRADED.search(_src(cell)) if cell["cell_type"] == "code" else None
-    return (m["id"], float(m["points"])) if m else None
-
-def _written(cell):
-    "The (grade_id, points) of a written answer (a markdown cell graded by hand), or None."
-    m = WRITTEN.search(_src(cell)) if cell["cell_type"] == "markdown" else None
-    return (m["id"], float(m["points"])) if m else None
-
-def _task(cell):
-    "The (grade_id, points) of a project's grading cell (markdown, its model answer in a mark scheme), or None."
-    m = TASK.search(_src(cell)) if cell["cell_type"] == "markdown" else None
-    return (m["id"], float(m["points"])) if m else None
-
-# %% ../nbs/54_course.ipynb #2cededf4
-def _strip(src: str, begin: str, end: str, stub: str | None) -> str:
-    "`src` without its `begin` ... `end` regions (markers included), each replaced by `stub` at the marker's indent."
-    out, inside = [], False
-    for line in src.splitlines():
-        if line.strip() == begin:
-            if inside: raise ValueError(f"nested {begin!r}")
-            inside = True
-            if stub is not None: out.append(line[:len(line) - len(line.lstrip())] + stub)
-        elif line.strip() == end:
-            if not inside: raise ValueError(f"{end!r} without {begin!r}")
-            inside = False
-        elif not inside: out.append(line)
-    if inside: raise ValueError(f"{begin!r} without {end!r}")
-    return "\n".join(out)
-
-def strip_solutions(src: str, stub: str = STUB) -> str:
-    "`src` with every `### BEGIN SOLUTION` ... `### END SOLUTION` region replaced by `stub` (same indent)."
-    return _strip(src, BEGIN, END, stub)
-
-def strip_hidden_tests(src: str) -> str:
-    "`src` without its `### BEGIN HIDDEN TESTS` ... `### END HIDDEN TESTS` regions (nbgrader restores them to grade)."
-    return _strip(src, HIDDEN_BEGIN, HIDDEN_END, None)
-
-def strip_mark_scheme(src: str) -> str:
-    "`src` without its `=== BEGIN MARK SCHEME ===` ... `=== END MARK SCHEME ===` regions (a project's model answer)."
-    return _strip(src, MARK_BEGIN, MARK_END, None)
+# %% ../nbs/54_course.ipynb #57751655
+from .course_markup import (BEGIN, END, HIDDEN_BEGIN, HIDDEN_END, STUB, TEXT_STUB, GRADED, MARK_BEGIN,
+    MARK_END, TASK, WRITTEN, _src, _normalized, _is_solution, _graded, _written, _task, _strip, strip_solutions,
+    strip_hidden_tests, strip_mark_scheme)
+_all_ = ["BEGIN", "END", "HIDDEN_BEGIN", "HIDDEN_END", "STUB", "TEXT_STUB", "GRADED", "MARK_BEGIN", "MARK_END", "TASK", "WRITTEN", "strip_solutions", "strip_hidden_tests", "strip_mark_scheme"]   # re-exported: the course's notebooks and the docs import them from here
 
 # %% ../nbs/54_course.ipynb #520fa41b
 def _hints(src: str) -> list[str]:

@@ -22,7 +22,7 @@ PARTIAL = re.compile(r"^[ \t]*#\s*a point per assert", re.M)                   #
 
 def hidden_tests(src: str) -> str:
     "The hidden tests of a check cell's source (the lines between `### BEGIN HIDDEN TESTS` and `### END HIDDEN TESTS`)."
-    from xai_geometry.course import HIDDEN_BEGIN, HIDDEN_END
+    from xai_geometry.course_markup import HIDDEN_BEGIN, HIDDEN_END
     out, inside = [], False
     for line in src.splitlines():
         if line.strip() == HIDDEN_BEGIN: inside = True
@@ -151,7 +151,7 @@ def graded_version(nb: dict) -> tuple[dict, dict]:
     """The teacher's notebook (`course.teacher_version`) with the hidden tests of each check cell replaced by one call
     of its grader, at the end of the cell (where nbgrader reads a quiz's points), and the keys of the graders
     (grade_id -> `grader_key`)."""
-    from xai_geometry.course import HIDDEN_BEGIN, HIDDEN_END, _graded, _is_solution, _src, strip_hidden_tests
+    from xai_geometry.course_markup import HIDDEN_BEGIN, HIDDEN_END, _graded, _is_solution, _src, strip_hidden_tests
     nb, keys = copy.deepcopy(nb), {}
     for i, c in enumerate(nb["cells"]):
         g = _graded(c)

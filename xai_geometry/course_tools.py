@@ -11,10 +11,12 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import numpy as np
+
 # %% auto #0
-__all__ = ['SLIDE_PACKAGES', 'ASSIGNMENTS', 'DUE', 'NBGRADER_CONFIG', 'find_slide_assets', 'copy_slide_assets',
+__all__ = ['SLIDE_PACKAGES', 'ASSIGNMENTS', 'DUE', 'NBGRADER_CONFIG', 'MARK', 'find_slide_assets', 'copy_slide_assets',
            'offline_slides_html', 'due_dates', 'check_tools', 'check_nbgrader_folder', 'write_nbgrader_course',
-           'course_marks']
+           'course_mark', 'course_marks']
 
 # %% ../nbs/54a_course_tools.ipynb #ebc46566
 _NEEDED = ("reveal.js/dist/reveal.js", "reveal.js/plugin/notes/notes.js", "mathjax/MathJax.js", "requirejs/require.js",
@@ -202,14 +204,28 @@ def write_nbgrader_course(folder, teacher: dict[str, dict], keys: dict | None = 
         written.append(folder / "gradebook.db")
     return written
 
+# %% ../nbs/54a_course_tools.ipynb #e18d2aac
+MARK = {"exercises": 50, "project": 50}   # a problem set's mark out of 100: the week's exercises, the project
+
+def course_mark(weeks: dict[str, tuple[float, float, float]]) -> float:
+    """The course's mark out of 100: the mean over the three weeks of each problem set's mark, which is `MARK`'s
+    share of the week's exercise points scored (auto-graded and written, `(scored, possible, project)`) plus its share
+    of the project's rubric points (out of 100)."""
+    if set(weeks) != {"week1", "week2", "week3"}: raise ValueError(f"weeks: need week1, week2 and week3, got {sorted(weeks)}")
+    marks = []
+    for week, (scored, possible, project) in weeks.items():
+        if not (0 <= scored <= possible and possible > 0 and 0 <= project <= 100):
+            raise ValueError(f"weeks[{week!r}]: need 0 <= scored <= possible, possible > 0 and 0 <= project <= 100")
+        marks.append(MARK["exercises"] * scored / possible + MARK["project"] * project / 100)
+    return float(np.mean(marks))
+
 # %% ../nbs/54a_course_tools.ipynb #b17367f8
 def course_marks(gradebook) -> dict[str, float]:
-    """Each student's course mark out of 100 (`course.course_mark`) from nbgrader's gradebook (the course folder's
+    """Each student's course mark out of 100 (`course_mark`) from nbgrader's gradebook (the course folder's
     `gradebook.db`, after autograde and the hand grading): per week, the exercise points scored (hidden tests and
     written answers) over those possible, and the project (its task cell, graded with the rubric out of 100), weighed
     as `MARK` says; a week not submitted counts 0. (nbgrader's own total weighs a project at 100 of the week's ~115 points.)"""
     from nbgrader.api import Gradebook, MissingEntry, TaskCell
-    from xai_geometry.course import course_mark
     from xai_geometry.runner import UsageError
     if not Path(gradebook).is_file(): raise UsageError(f"{gradebook}: no gradebook there (nbgrader writes gradebook.db in the course folder)")
     marks = {}
