@@ -506,6 +506,15 @@ def test_the_nbgrader_option_refuses_a_course_folder_and_an_empty_path(tmp_path)
     assert (folder / "nbgrader_config.py").read_text() == "c = get_config()  # the teacher's\n"
     assert (folder / "source" / "week1" / "50_foundations_shapley.ipynb").read_text() == "edited"
     assert not (tmp_path / "out").exists()
+
+
+def test_the_nbgrader_option_overwrites_a_course_folder_with_force(tmp_path):
+    "`--force` writes the course folder over the teacher's (the course extra: nbgrader)."
+    pytest.importorskip("nbgrader", reason="nbgrader (the course extra) writes the course folder")
+    cmd = [sys.executable, "-m", "xai_geometry.cli", "course", "--out", str(tmp_path / "out"), "--no-slides"]
+    folder = tmp_path / "nbgrader"
+    (folder / "source" / "week1").mkdir(parents=True)
+    (folder / "nbgrader_config.py").write_text("c = get_config()  # the teacher's\n")
     r = subprocess.run(cmd + ["--nbgrader", str(folder), "--force"], cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert "ClearSolutions" in (folder / "nbgrader_config.py").read_text()

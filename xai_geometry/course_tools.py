@@ -225,9 +225,10 @@ def course_marks(gradebook) -> dict[str, float]:
     `gradebook.db`, after autograde and the hand grading): per week, the exercise points scored (hidden tests and
     written answers) over those possible, and the project (its task cell, graded with the rubric out of 100), weighed
     as `MARK` says; a week not submitted counts 0. (nbgrader's own total weighs a project at 100 of the week's ~115 points.)"""
-    from nbgrader.api import Gradebook, MissingEntry, TaskCell
     from xai_geometry.runner import UsageError
     if not Path(gradebook).is_file(): raise UsageError(f"{gradebook}: no gradebook there (nbgrader writes gradebook.db in the course folder)")
+    check_tools(nbgrader=True)                                           # the course extra, named if it is missing
+    from nbgrader.api import Gradebook, MissingEntry, TaskCell
     marks = {}
     with Gradebook(f"sqlite:///{Path(gradebook).resolve()}") as gb:
         possible = {w: sum(c.max_score for nb in gb.find_assignment(w).notebooks for c in nb.grade_cells) for w in ASSIGNMENTS}

@@ -136,7 +136,7 @@ def bench(out_dir: Path,           # where bench_door.csv goes
     `forest_vs_shap`'s bench_door_forest.csv."""
     import xai_geometry as xg
     from xai_geometry import methods                    # the exact method classes, registered
-    from xai_geometry.explainers import resolve
+    from xai_geometry.methods import resolve
     n_rows, n_background, nsamples = (2, 8, 40) if quick else (20, 50, 200)
     repeats = 1 if quick else repeats
     out = []
