@@ -12,9 +12,9 @@ import pandas as pd
 from sklearn.utils import check_array
 
 from ..explanation import Explanation
-from ..validation import Interval, check_features, check_fitted, check_params, check_points
+from ..validation import Interval, check_features, check_fitted, check_params, check_points, is_passthrough
 from .flipping import ConditionalKDEInpainter, _as_output, aufc, flip, flipping_step
-from .pipelines import RawColumns, _is_passthrough, column_origin
+from .pipelines import RawColumns, column_origin
 
 # %% auto #0
 __all__ = ['evaluate']
@@ -54,7 +54,7 @@ def _kinds(step, n_in: int, name: str = "step") -> list:
     """Per output column of a fitted per-column step, in the order of `pipelines.column_origin`: "category" for the
     columns of an encoder (one-hot indicators, ordinal codes) or a missing-value indicator, and for any column made
     from a category column; "numeric" otherwise."""
-    if _is_passthrough(step): return [_NUMERIC] * n_in
+    if is_passthrough(step): return [_NUMERIC] * n_in
     kind = type(step).__name__
     origin = column_origin(step, n_in, name)
     if kind == "Pipeline":
@@ -118,7 +118,7 @@ class _Space:
     def __init__(self, model, n_relevance: int):
         from sklearn.pipeline import Pipeline
         self.model, self.columns, self.frame = model, None, None
-        if isinstance(model, Pipeline) and any(not _is_passthrough(s) for _, s in model.steps[:-1]):
+        if isinstance(model, Pipeline) and any(not is_passthrough(s) for _, s in model.steps[:-1]):
             try: self.columns = RawColumns(model)
             except ValueError: self.columns = None            # a step mixes columns: the pipeline is flipped on its raw rows
         self.final = model.steps[-1][1] if self.columns is not None else model
