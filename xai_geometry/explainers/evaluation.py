@@ -15,6 +15,7 @@ from ..explanation import Explanation
 from ..validation import Interval, check_features, check_fitted, check_params, check_points, is_passthrough
 from .flipping import ConditionalKDEInpainter, _as_output, aufc, flip, flipping_step
 from .pipelines import RawColumns, column_origin
+from ..reading import model_output
 
 # %% auto #0
 __all__ = ['evaluate']
@@ -214,25 +215,6 @@ class _Units:
         return W
 
 # %% ../../nbs/26a_evaluate.ipynb #0ce8b42f
-def _class_scores(est):
-    "(m, p) -> (m, K): a classifier's per-class outputs, its one-vs-rest decision_function columns, else predict_proba."
-    names = getattr(est, "feature_names_in_", None)
-    named = (lambda A: pd.DataFrame(A, columns=names)) if names is not None else (lambda A: A)
-    if callable(getattr(est, "decision_function", None)) and getattr(est, "decision_function_shape", "ovr") == "ovr":
-        return lambda A: np.asarray(est.decision_function(named(A)), float)
-    if callable(getattr(est, "predict_proba", None)):
-        return lambda A: np.asarray(est.predict_proba(named(A)), float)
-    raise TypeError(f"{type(est).__name__} has {len(est.classes_)} classes but neither a one-vs-rest decision_function "
-                    "nor predict_proba: its classes cannot be scored one by one")
-
-
-def _binary_output(est):
-    "f of a binary classifier or a regressor that takes a DataFrame: decision_function, else predict_proba[:, 1] − 0.5, else predict."
-    if callable(getattr(est, "decision_function", None)): return lambda D: np.asarray(est.decision_function(D), float).ravel()
-    if callable(getattr(est, "predict_proba", None)): return lambda D: np.asarray(est.predict_proba(D), float)[:, 1] - 0.5
-    return lambda D: np.asarray(est.predict(D), float).ravel()
-
-
 def _margin(S: np.ndarray, k: int) -> np.ndarray:
     "Class k against the rest: S_k − max_{j≠k} S_j, positive exactly where k is the predicted class."
     return S[:, k] - np.delete(S, k, axis=1).max(axis=1)
@@ -333,11 +315,11 @@ def evaluate(model,  # the explained model: a fitted estimator or pipeline, a ne
         return n_removed, C, aufc(C, n_removed, reduce=None)
 
     if not multi:
-        g = _binary_output(space.final) if space.frame is not None else \
+        g = model_output(space.final)[1] if space.frame is not None else \
             _as_output(space.final if space.columns is not None else model, Wx[:1])[0]
         n_removed, C, A = run(g, V, output)
         return {"aufc": A, "mean": float(A.mean()), "stderr": _stderr(A), "n_removed": n_removed, "curves": C}
-    S = _class_scores(space.final)
+    S = model_output(space.final)[1]          # one column per class (`reading.model_output`)
     if k is not None:
         n_removed, C, A = run(lambda A_, k=k: _margin(S(A_), k), V if V.ndim == 2 else V[:, :, k], "label")
         return {"aufc": A, "mean": float(A.mean()), "stderr": _stderr(A), "n_removed": n_removed, "curves": C, "class": names[k]}
