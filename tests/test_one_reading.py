@@ -75,3 +75,13 @@ def test_a_one_vs_one_decision_function_is_not_read_as_per_class_scores():
 def test_read_model_says_unfitted_and_mixing():
     r = read_model(make_pipeline(StandardScaler(), FunctionTransformer(np.log1p), SVC()))
     assert not r.fitted and r.f is None and r.kinds == ["affine", "mixing"] and not r.traceable
+
+
+def test_evaluate_draws_the_indicator_columns_of_one_hot_bins_as_categories_like_a_one_hot_encoders():
+    # the former evaluate vocabulary read KBinsDiscretizer(encode="onehot") indicators as numeric columns
+    from sklearn.preprocessing import KBinsDiscretizer, OneHotEncoder
+    from xai_geometry.explainers.evaluation import _kinds
+    kb = KBinsDiscretizer(n_bins=3, encode="onehot-dense", strategy="uniform").fit(X)
+    oh = OneHotEncoder(sparse_output=False).fit(np.digitize(X, [-0.5, 0.5]))
+    assert step_kind(kb) == step_kind(oh) == "one-hot"
+    assert set(_kinds(kb, 3)) == set(_kinds(oh, 3)) == {"category"}

@@ -15,7 +15,7 @@ from ..explanation import Explanation
 from ..validation import Interval, check_features, check_fitted, check_params, check_points, is_passthrough
 from .flipping import ConditionalKDEInpainter, _as_output, aufc, flip, flipping_step
 from .pipelines import RawColumns, column_origin
-from ..reading import model_output
+from ..reading import model_output, step_kind
 
 # %% auto #0
 __all__ = ['evaluate']
@@ -53,29 +53,33 @@ _NUMERIC, _CATEGORY = "numeric", "category"
 
 def _kinds(step, n_in: int, name: str = "step") -> list:
     """Per output column of a fitted per-column step, in the order of `pipelines.column_origin`: "category" for the
-    columns of an encoder (one-hot indicators, ordinal codes) or a missing-value indicator, and for any column made
-    from a category column; "numeric" otherwise."""
-    if is_passthrough(step): return [_NUMERIC] * n_in
-    kind = type(step).__name__
+    columns of an encoder (the steps `reading.step_kind` calls one-hot, and ordinal codes) or an imputer's
+    missing-value indicators, and for any column made from a category column; "numeric" otherwise."""
+    kind, cls = step_kind(step), type(step).__name__
+    if kind == "passthrough": return [_NUMERIC] * n_in
     origin = column_origin(step, n_in, name)
-    if kind == "Pipeline":
+    if cls == "Pipeline":
         k = [_NUMERIC] * n_in
         for sub, s in step.steps: k = _compose(k, s, f"{name}__{sub}")
         return k
-    if kind in ("OneHotEncoder", "OrdinalEncoder"): return [_CATEGORY] * len(origin)
-    if kind == "SimpleImputer":
+    if cls == "ColumnTransformer": return _parts_kinds(step, len(origin), name)
+    if kind == "one-hot" or cls == "OrdinalEncoder": return [_CATEGORY] * len(origin)
+    if kind == "imputer":
         n_ind = 0 if getattr(step, "indicator_", None) is None else len(step.indicator_.features_)
         return [_NUMERIC] * (len(origin) - n_ind) + [_CATEGORY] * n_ind
-    if kind == "ColumnTransformer":
-        out = [_NUMERIC] * len(origin)
-        cols_of = getattr(step, "_transformer_to_input_indices", None)
-        for tname, trans, cols in step.transformers_:
-            sl = step.output_indices_[tname]
-            if sl.stop == sl.start or (isinstance(trans, str) and trans == "drop"): continue
-            idx = cols_of[tname] if cols_of is not None else cols
-            out[sl] = _kinds(trans, len(idx), f"{name}__{tname}")
-        return out
     return [_NUMERIC] * len(origin)                              # scalers: one numeric column per column
+
+
+def _parts_kinds(step, n_out: int, name: str) -> list:
+    "The kinds of a ColumnTransformer's output columns, each transformer's in its slice."
+    out = [_NUMERIC] * n_out
+    cols_of = getattr(step, "_transformer_to_input_indices", None)
+    for tname, trans, cols in step.transformers_:
+        sl = step.output_indices_[tname]
+        if sl.stop == sl.start or (isinstance(trans, str) and trans == "drop"): continue
+        idx = cols_of[tname] if cols_of is not None else cols
+        out[sl] = _kinds(trans, len(idx), f"{name}__{tname}")
+    return out
 
 
 def _compose(kinds: list, step, name: str) -> list:
