@@ -85,3 +85,17 @@ def test_evaluate_draws_the_indicator_columns_of_one_hot_bins_as_categories_like
     oh = OneHotEncoder(sparse_output=False).fit(np.digitize(X, [-0.5, 0.5]))
     assert step_kind(kb) == step_kind(oh) == "one-hot"
     assert set(_kinds(kb, 3)) == set(_kinds(oh, 3)) == {"category"}
+
+
+def test_the_model_agnostic_methods_decline_a_classifier_without_a_real_valued_output_and_say_why():
+    # the former refusal accepted any predict, and the explanation then failed inside the baseline
+    from sklearn.base import BaseEstimator, ClassifierMixin
+    from xai_geometry.methods.agnostic import ModelAgnostic
+
+    class OnlyPredicts(ClassifierMixin, BaseEstimator):
+        def fit(self, X, y): self.classes_ = np.unique(y); self.n_features_in_ = X.shape[1]; return self
+        def predict(self, X): return self.classes_[(np.asarray(X)[:, 0] > 0).astype(int)]
+
+    why = ModelAgnostic.refusal(OnlyPredicts().fit(X, y))
+    assert why is not None and "neither decision_function nor predict_proba" in why
+    assert ModelAgnostic.refusal(SVC().fit(X, y)) is None

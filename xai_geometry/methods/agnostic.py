@@ -71,8 +71,8 @@ class ModelAgnostic(Method):
         if estimator_type(model) is None:
             return (f"{type(model).__name__} is neither a classifier nor a regressor (the model-agnostic methods explain a "
                     "classifier's decision function or probabilities, or a regressor's prediction)")
-        if not any(callable(getattr(model, m, None)) for m in ("decision_function", "predict_proba", "predict")):
-            return f"{type(model).__name__} has no decision_function, predict_proba or predict"
+        try: model_output(model)                          # the one reading of the output: says why there is none
+        except TypeError as e: return str(e)
         return None
 
     @classmethod
