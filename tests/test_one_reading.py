@@ -99,3 +99,14 @@ def test_the_model_agnostic_methods_decline_a_classifier_without_a_real_valued_o
     why = ModelAgnostic.refusal(OnlyPredicts().fit(X, y))
     assert why is not None and "neither decision_function nor predict_proba" in why
     assert ModelAgnostic.refusal(SVC().fit(X, y)) is None
+
+
+def test_the_dask_path_refuses_an_unfitted_model_before_the_rows_are_distributed():
+    dd = pytest.importorskip("dask.dataframe")
+    import pandas as pd
+    from sklearn.exceptions import NotFittedError
+    from xai_geometry import explain
+    from xai_geometry.cluster import explain as dask_explain
+    rows = dd.from_pandas(pd.DataFrame(X, columns=["a", "b", "c"]), npartitions=2)
+    with pytest.raises(NotFittedError, match="not fitted"):
+        dask_explain(explain, make_pipeline(StandardScaler(), SVC()), rows)
