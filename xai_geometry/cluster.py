@@ -21,6 +21,8 @@ import numpy as np
 import pandas as pd
 
 from .explanation import Explanation
+from .reading import is_fitted
+from .validation import check_fitted
 
 # %% auto #0
 __all__ = ['CLUSTER_EXTRA', 'SCHEDULED_BENCH', 'is_dask_collection', 'require_dask', 'source_digest', 'package_identity',
@@ -364,6 +366,7 @@ def explain(explain_fn: Callable,  # an in-memory explain(model, X, **options) -
     partition draws the same rows."""
     require_dask("explain on a dask collection")
     if args: raise TypeError("explain on a dask collection takes its options by keyword only")
+    if not is_fitted(model): check_fitted(model)          # refused here, saying why, not on a worker after the rows left
     if not is_dask_collection(X): raise TypeError(f"X must be a dask DataFrame or dask array, got {type(X).__name__}")
     import dask.array as da, dask.dataframe as dd
     if isinstance(X, dd.DataFrame): pass

@@ -20,7 +20,7 @@ from sklearn.utils.validation import check_array, column_or_1d
 # %% auto #0
 __all__ = ['AFFINE_STEPS', 'PER_FEATURE_STEPS', 'InvalidParameterError', 'Interval', 'Options', 'StrOptions', 'HasMethods',
            'check_params', 'validate_params', 'warn_deprecated', 'keyword_only', 'check_features', 'check_target',
-           'check_finite_output', 'rbf_gamma', 'check_points', 'check_fitted', 'estimator_type',
+           'check_finite_output', 'rbf_gamma', 'check_points', 'check_fitted', 'estimator_type', 'is_passthrough',
            'check_per_feature_step', 'pipeline_parts']
 
 # %% ../nbs/08a_validation.ipynb #6fc56084
@@ -351,8 +351,11 @@ AFFINE_STEPS = ("StandardScaler", "MinMaxScaler", "MaxAbsScaler", "RobustScaler"
 PER_FEATURE_STEPS = AFFINE_STEPS + ("OrdinalEncoder", "KBinsDiscretizer", "QuantileTransformer", "PowerTransformer")
 
 
-def _passthrough(step) -> bool:
-    return step is None or (isinstance(step, str) and step == "passthrough")
+def is_passthrough(step) -> bool:
+    "'passthrough', None, or the identity FunctionTransformer a fitted ColumnTransformer puts in their place (the one test; `reading` reads steps by it)."
+    if step is None or (isinstance(step, str) and step == "passthrough"): return True
+    return (type(step).__name__ == "FunctionTransformer" and type(step).__module__.startswith("sklearn.")
+            and step.func is None and step.inverse_func is None)
 
 
 def check_per_feature_step(name: str,  # the step's name in the pipeline, for messages
@@ -365,7 +368,7 @@ def check_per_feature_step(name: str,  # the step's name in the pipeline, for me
     `KBinsDiscretizer` with `encode="ordinal"` only, and "passthrough"."""
     import sklearn.preprocessing as pre
     from sklearn.utils.validation import check_is_fitted
-    if _passthrough(step): return
+    if is_passthrough(step): return
     kinds = tuple(getattr(pre, k) for k in allowed)
     if type(step) not in kinds:
         raise ValueError(f"Pipeline step {name!r} ({type(step).__name__}) does not transform each feature alone: {why} "
@@ -385,8 +388,8 @@ def pipeline_parts(model,  # a fitted sklearn.pipeline.Pipeline
     if not isinstance(model, Pipeline): raise TypeError(f"model must be a fitted sklearn Pipeline, got {type(model).__name__}")
     if not model.steps: raise ValueError("the pipeline has no step")
     name, final = model.steps[-1]
-    if _passthrough(final): raise ValueError(f"the final step {name!r} of the pipeline is {final!r}: it needs a model to explain")
+    if is_passthrough(final): raise ValueError(f"the final step {name!r} of the pipeline is {final!r}: it needs a model to explain")
     for step_name, step in model.steps[:-1]:
         check_per_feature_step(step_name, step, allowed, **({} if why is None else {"why": why}))
-    return [s for _, s in model.steps[:-1] if not _passthrough(s)], final
+    return [s for _, s in model.steps[:-1] if not is_passthrough(s)], final
 

@@ -14,10 +14,10 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 from scipy import special
-from sklearn.base import is_classifier, is_regressor
 from sklearn.utils.validation import check_is_fitted
 
-from ..validation import check_points, keyword_only, rbf_gamma
+from ..reading import model_output
+from ..validation import check_points, estimator_type, keyword_only, rbf_gamma
 
 # %% auto #0
 __all__ = ['BASELINES', 'GRADIENT_BASELINES', 'ExplainedModel', 'explained_model', 'explained_output', 'output_gradient',
@@ -103,12 +103,12 @@ def explained_model(model) -> ExplainedModel:
         raise TypeError(f"model must be a fitted scikit-learn classifier or regressor, got {type(model).__name__}")
     check_is_fitted(model)
     name = type(model).__name__
-    classifier = is_classifier(model)
+    classifier = estimator_type(model) == "classifier"
     if classifier:
         classes = getattr(model, "classes_", None)
         if classes is None or len(classes) != 2:
             raise ValueError(f"{name}: only binary classifiers are explained (classes_ = {classes})")
-    elif not is_regressor(model):
+    elif estimator_type(model) != "regressor":
         raise TypeError(f"model must be a classifier or a regressor, got {name}")
     d = getattr(model, "n_features_in_", None)
     if d is None:
@@ -146,19 +146,10 @@ def explained_model(model) -> ExplainedModel:
             out = _named(model, lambda X: np.asarray(getattr(model, method)(X), float).ravel())
             return ExplainedModel(model, "linear", d, out, lambda X: np.broadcast_to(w, X.shape).copy(), f"{name}.{method}")
 
+    what, out = model_output(model)                      # every other model: the one reading of its output
     if hasattr(model, "_fit_X") and name.startswith("KNeighbors") and classifier:
-        out = _named(model, lambda X: model.predict_proba(X)[:, 1] - 0.5)
-        return ExplainedModel(model, "knn", d, out, None, f"{name}.predict_proba[:, 1] - 0.5 (signed vote fraction / 2)")
-    if classifier and hasattr(model, "decision_function"):
-        out = _named(model, lambda X: np.asarray(model.decision_function(X), float).ravel())
-        return ExplainedModel(model, "generic", d, out, None, f"{name}.decision_function")
-    if classifier and hasattr(model, "predict_proba"):
-        out = _named(model, lambda X: model.predict_proba(X)[:, 1] - 0.5)
-        return ExplainedModel(model, "generic", d, out, None, f"{name}.predict_proba[:, 1] - 0.5")
-    if classifier:
-        raise TypeError(f"{name} has neither decision_function nor predict_proba: no real-valued output to explain")
-    out = _named(model, lambda X: np.asarray(model.predict(X), float).ravel())
-    return ExplainedModel(model, "generic", d, out, None, f"{name}.predict")
+        return ExplainedModel(model, "knn", d, out, None, f"{name}.{what} (signed vote fraction / 2)")
+    return ExplainedModel(model, "generic", d, out, None, f"{name}.{what}")
 
 
 def explained_output(model, X) -> np.ndarray:

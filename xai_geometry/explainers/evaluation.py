@@ -12,9 +12,10 @@ import pandas as pd
 from sklearn.utils import check_array
 
 from ..explanation import Explanation
-from ..validation import Interval, check_features, check_fitted, check_params, check_points
+from ..validation import Interval, check_features, check_fitted, check_params, check_points, is_passthrough
 from .flipping import ConditionalKDEInpainter, _as_output, aufc, flip, flipping_step
-from .pipelines import RawColumns, _is_passthrough, column_origin
+from .pipelines import RawColumns, column_origin
+from ..reading import model_output, step_kind
 
 # %% auto #0
 __all__ = ['evaluate']
@@ -52,29 +53,33 @@ _NUMERIC, _CATEGORY = "numeric", "category"
 
 def _kinds(step, n_in: int, name: str = "step") -> list:
     """Per output column of a fitted per-column step, in the order of `pipelines.column_origin`: "category" for the
-    columns of an encoder (one-hot indicators, ordinal codes) or a missing-value indicator, and for any column made
-    from a category column; "numeric" otherwise."""
-    if _is_passthrough(step): return [_NUMERIC] * n_in
-    kind = type(step).__name__
+    columns of an encoder (the steps `reading.step_kind` calls one-hot, and ordinal codes) or an imputer's
+    missing-value indicators, and for any column made from a category column; "numeric" otherwise."""
+    kind, cls = step_kind(step), type(step).__name__
+    if kind == "passthrough": return [_NUMERIC] * n_in
     origin = column_origin(step, n_in, name)
-    if kind == "Pipeline":
+    if cls == "Pipeline":
         k = [_NUMERIC] * n_in
         for sub, s in step.steps: k = _compose(k, s, f"{name}__{sub}")
         return k
-    if kind in ("OneHotEncoder", "OrdinalEncoder"): return [_CATEGORY] * len(origin)
-    if kind == "SimpleImputer":
+    if cls == "ColumnTransformer": return _parts_kinds(step, len(origin), name)
+    if kind == "one-hot" or cls == "OrdinalEncoder": return [_CATEGORY] * len(origin)
+    if kind == "imputer":
         n_ind = 0 if getattr(step, "indicator_", None) is None else len(step.indicator_.features_)
         return [_NUMERIC] * (len(origin) - n_ind) + [_CATEGORY] * n_ind
-    if kind == "ColumnTransformer":
-        out = [_NUMERIC] * len(origin)
-        cols_of = getattr(step, "_transformer_to_input_indices", None)
-        for tname, trans, cols in step.transformers_:
-            sl = step.output_indices_[tname]
-            if sl.stop == sl.start or (isinstance(trans, str) and trans == "drop"): continue
-            idx = cols_of[tname] if cols_of is not None else cols
-            out[sl] = _kinds(trans, len(idx), f"{name}__{tname}")
-        return out
     return [_NUMERIC] * len(origin)                              # scalers: one numeric column per column
+
+
+def _parts_kinds(step, n_out: int, name: str) -> list:
+    "The kinds of a ColumnTransformer's output columns, each transformer's in its slice."
+    out = [_NUMERIC] * n_out
+    cols_of = getattr(step, "_transformer_to_input_indices", None)
+    for tname, trans, cols in step.transformers_:
+        sl = step.output_indices_[tname]
+        if sl.stop == sl.start or (isinstance(trans, str) and trans == "drop"): continue
+        idx = cols_of[tname] if cols_of is not None else cols
+        out[sl] = _kinds(trans, len(idx), f"{name}__{tname}")
+    return out
 
 
 def _compose(kinds: list, step, name: str) -> list:
@@ -118,7 +123,7 @@ class _Space:
     def __init__(self, model, n_relevance: int):
         from sklearn.pipeline import Pipeline
         self.model, self.columns, self.frame = model, None, None
-        if isinstance(model, Pipeline) and any(not _is_passthrough(s) for _, s in model.steps[:-1]):
+        if isinstance(model, Pipeline) and any(not is_passthrough(s) for _, s in model.steps[:-1]):
             try: self.columns = RawColumns(model)
             except ValueError: self.columns = None            # a step mixes columns: the pipeline is flipped on its raw rows
         self.final = model.steps[-1][1] if self.columns is not None else model
@@ -214,25 +219,6 @@ class _Units:
         return W
 
 # %% ../../nbs/26a_evaluate.ipynb #0ce8b42f
-def _class_scores(est):
-    "(m, p) -> (m, K): a classifier's per-class outputs, its one-vs-rest decision_function columns, else predict_proba."
-    names = getattr(est, "feature_names_in_", None)
-    named = (lambda A: pd.DataFrame(A, columns=names)) if names is not None else (lambda A: A)
-    if callable(getattr(est, "decision_function", None)) and getattr(est, "decision_function_shape", "ovr") == "ovr":
-        return lambda A: np.asarray(est.decision_function(named(A)), float)
-    if callable(getattr(est, "predict_proba", None)):
-        return lambda A: np.asarray(est.predict_proba(named(A)), float)
-    raise TypeError(f"{type(est).__name__} has {len(est.classes_)} classes but neither a one-vs-rest decision_function "
-                    "nor predict_proba: its classes cannot be scored one by one")
-
-
-def _binary_output(est):
-    "f of a binary classifier or a regressor that takes a DataFrame: decision_function, else predict_proba[:, 1] − 0.5, else predict."
-    if callable(getattr(est, "decision_function", None)): return lambda D: np.asarray(est.decision_function(D), float).ravel()
-    if callable(getattr(est, "predict_proba", None)): return lambda D: np.asarray(est.predict_proba(D), float)[:, 1] - 0.5
-    return lambda D: np.asarray(est.predict(D), float).ravel()
-
-
 def _margin(S: np.ndarray, k: int) -> np.ndarray:
     "Class k against the rest: S_k − max_{j≠k} S_j, positive exactly where k is the predicted class."
     return S[:, k] - np.delete(S, k, axis=1).max(axis=1)
@@ -333,11 +319,11 @@ def evaluate(model,  # the explained model: a fitted estimator or pipeline, a ne
         return n_removed, C, aufc(C, n_removed, reduce=None)
 
     if not multi:
-        g = _binary_output(space.final) if space.frame is not None else \
+        g = model_output(space.final)[1] if space.frame is not None else \
             _as_output(space.final if space.columns is not None else model, Wx[:1])[0]
         n_removed, C, A = run(g, V, output)
         return {"aufc": A, "mean": float(A.mean()), "stderr": _stderr(A), "n_removed": n_removed, "curves": C}
-    S = _class_scores(space.final)
+    S = model_output(space.final)[1]          # one column per class (`reading.model_output`)
     if k is not None:
         n_removed, C, A = run(lambda A_, k=k: _margin(S(A_), k), V if V.ndim == 2 else V[:, :, k], "label")
         return {"aufc": A, "mean": float(A.mean()), "stderr": _stderr(A), "n_removed": n_removed, "curves": C, "class": names[k]}

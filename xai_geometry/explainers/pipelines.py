@@ -10,20 +10,15 @@ import pandas as pd
 import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
-from ..validation import AFFINE_STEPS, _passthrough, check_features
+from ..reading import STEP_KINDS, step_kind
+from ..validation import AFFINE_STEPS, check_features, is_passthrough
 
 # %% auto #0
 __all__ = ['ONE_TO_ONE', 'PER_COLUMN', 'column_origin', 'scaler_arithmetic', 'RawColumns']
 
 # %% ../../nbs/08d_pipelines.ipynb #be3a2cee
-ONE_TO_ONE = ("StandardScaler", "MinMaxScaler", "RobustScaler", "MaxAbsScaler", "OrdinalEncoder", "QuantileTransformer",
-              "PowerTransformer")   # column t ← column t
-PER_COLUMN = ONE_TO_ONE + ("OneHotEncoder", "KBinsDiscretizer", "SimpleImputer", "ColumnTransformer", "Pipeline")
-
-def _is_passthrough(step) -> bool:
-    "'passthrough', None, or the identity FunctionTransformer a fitted ColumnTransformer puts in their place."
-    if _passthrough(step): return True
-    return type(step).__name__ == "FunctionTransformer" and step.func is None and step.inverse_func is None
+ONE_TO_ONE = tuple(k for k, v in STEP_KINDS.items() if v in ("affine", "per-column") and k != "KBinsDiscretizer")  # column t ← column t
+PER_COLUMN = tuple(STEP_KINDS)     # the steps traced to raw columns: the rows of `reading.STEP_KINDS`
 
 def _mixes(name: str, kind: str) -> ValueError:
     return ValueError(f"Pipeline step {name!r} ({kind}) mixes or reshapes columns, so its output columns cannot be "
@@ -36,9 +31,10 @@ def column_origin(step,  # a fitted per-column transformer (see PER_COLUMN), 'pa
                   name: str = "step",  # its name, for messages
                  ) -> np.ndarray:
     "origin[t] = the input column that transformed column t comes from, (n_out,) of ints in 0..n_in − 1."
-    if _is_passthrough(step): return np.arange(n_in)
+    if is_passthrough(step): return np.arange(n_in)
     kind = type(step).__name__
-    if kind not in PER_COLUMN or not type(step).__module__.startswith("sklearn."): raise _mixes(name, kind)
+    if not type(step).__module__.startswith("sklearn.") or (STEP_KINDS.get(kind) != "parts" and step_kind(step) == "mixing"):
+        raise _mixes(name, kind)            # a composite is read part by part below, so a message names the part
     if kind == "Pipeline":
         origin = np.arange(n_in)
         for sub, s in step.steps:
@@ -108,8 +104,8 @@ class RawColumns:
         if not isinstance(pipeline, Pipeline): raise TypeError(f"model must be a fitted sklearn Pipeline, got {type(pipeline).__name__}")
         if not pipeline.steps: raise ValueError("the pipeline has no step")
         self.pipeline, self.final = pipeline, pipeline.steps[-1][1]
-        if _passthrough(self.final): raise ValueError("the pipeline's final step is 'passthrough': it needs a model to explain")
-        self.steps = [(n, s) for n, s in pipeline.steps[:-1] if not _is_passthrough(s)]
+        if is_passthrough(self.final): raise ValueError("the pipeline's final step is 'passthrough': it needs a model to explain")
+        self.steps = [(n, s) for n, s in pipeline.steps[:-1] if not is_passthrough(s)]
         first = next((s for _, s in self.steps), self.final)
         n_in = getattr(pipeline, "n_features_in_", getattr(first, "n_features_in_", None))
         if n_in is None: raise ValueError("the pipeline is not fitted (it has no n_features_in_)")

@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from sklearn.base import is_classifier, is_regressor
 from sklearn.utils.validation import check_is_fitted
 
 from ..explanation import Explanation, background_sample
@@ -19,6 +18,7 @@ from ..explainers.pipelines import RawColumns
 from ..explainers.baselines import (Background, ExplainedModel, KernelCoalitions, explained_model, gradient_x_input,
     integrated_gradients, kernel_shap, kernel_shap_mean, lime, occlusion, sensitivity, shapley_sampling)
 from ..explainers.reference import lime_tabular, shap_kernel
+from ..reading import model_output
 from ..validation import check_points, estimator_type
 
 # %% auto #0
@@ -34,22 +34,15 @@ def _stored_rows(model):
     return None
 
 def _class_outputs(model) -> list:
-    "One ExplainedModel per class of a classifier with 3+ classes (its decision_function column, else its predict_proba column)."
-    names = getattr(model, "feature_names_in_", None)
-    named = (lambda A: pd.DataFrame(A, columns=names)) if names is not None else (lambda A: A)
+    "One ExplainedModel per class of a classifier with 3+ classes: a column of its output f (`reading.model_output`)."
     K = len(model.classes_); d = int(model.n_features_in_)
-    ovr = getattr(model, "decision_function_shape", "ovr") == "ovr"
-    if callable(getattr(model, "decision_function", None)) and ovr:
-        fn, what = (lambda A: np.asarray(model.decision_function(named(A)), float)), "decision_function"
-    elif callable(getattr(model, "predict_proba", None)):
-        fn, what = (lambda A: np.asarray(model.predict_proba(named(A)), float)), "predict_proba"
-    else: raise TypeError(f"{type(model).__name__} has {K} classes but neither decision_function nor predict_proba per class")
+    what, fn = model_output(model)
     return [ExplainedModel(model, "generic", d, (lambda A, k=k: fn(A)[:, k]), None, f"{type(model).__name__}.{what}[:, {k}]")
             for k in range(K)]
 
 def _outputs(model) -> list:
     "The explained outputs of a model: one ExplainedModel, or one per class for a classifier of 3+ classes."
-    multi = is_classifier(model) and len(getattr(model, "classes_", ())) > 2
+    multi = estimator_type(model) == "classifier" and len(getattr(model, "classes_", ())) > 2
     return _class_outputs(model) if multi else [explained_model(model)]
 
 # %% ../../nbs/25b_agnostic.ipynb #31f68bb8
@@ -78,8 +71,8 @@ class ModelAgnostic(Method):
         if estimator_type(model) is None:
             return (f"{type(model).__name__} is neither a classifier nor a regressor (the model-agnostic methods explain a "
                     "classifier's decision function or probabilities, or a regressor's prediction)")
-        if not any(callable(getattr(model, m, None)) for m in ("decision_function", "predict_proba", "predict")):
-            return f"{type(model).__name__} has no decision_function, predict_proba or predict"
+        try: model_output(model)                          # the one reading of the output: says why there is none
+        except TypeError as e: return str(e)
         return None
 
     @classmethod

@@ -7,25 +7,18 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from sklearn.base import is_classifier, is_regressor
 from sklearn.utils.validation import check_is_fitted
 
 from ..explanation import Explanation, background_sample
 from .exact import Exact, check_interactions, diagonal_interactions
 from .agnostic import _stored_rows
+from ..reading import model_output
 from ..validation import check_points, estimator_type
 
 # %% auto #0
 __all__ = ['LinearShapley', 'LinearPrepared']
 
 # %% ../../nbs/48h_method_linear.ipynb #012e13d8
-def _linear_output(model):
-    "(what, f) the model's own real-valued output: decision_function for a classifier, predict for a regressor."
-    names = getattr(model, "feature_names_in_", None)
-    named = (lambda A: pd.DataFrame(A, columns=names)) if names is not None else (lambda A: A)
-    what = "decision_function" if is_classifier(model) else "predict"
-    return what, lambda A: np.asarray(getattr(model, what)(named(A)), float)
-
 def _linear_weights(model):
     "W (T, d) and b (T,) of f(x) = W x + b, or a one-line reason why the model is not read as one."
     name = type(model).__name__
@@ -42,7 +35,7 @@ def _linear_weights(model):
     W = W.reshape(1, -1) if W.ndim == 1 else W
     b = np.broadcast_to(np.asarray(getattr(model, "intercept_", 0.0), float).ravel(), (len(W),)).copy()
     K = len(getattr(model, "classes_", ()))
-    if is_classifier(model) and K > 2 and len(W) != K:
+    if estimator_type(model) == "classifier" and K > 2 and len(W) != K:
         return f"{name} of {K} classes votes one-vs-one: its decision function is not linear in x"
     return W, b
 
@@ -60,7 +53,7 @@ class LinearShapley(Exact):
     def covers(cls, model):
         if not (hasattr(model, "fit") and estimator_type(model) is not None):
             return f"{type(model).__name__} is neither a classifier nor a regressor"
-        if is_classifier(model) and not callable(getattr(model, "decision_function", None)):
+        if estimator_type(model) == "classifier" and not callable(getattr(model, "decision_function", None)):
             return f"{type(model).__name__} has no decision_function"
         try: check_is_fitted(model)
         except Exception: return None                   # not fitted: the door says so
@@ -95,7 +88,7 @@ class LinearPrepared:
         if len(B) == 0: raise ValueError("background must have at least one row")
         self.background_ = B
         W, b = _linear_weights(model)
-        self.what, self.f = _linear_output(model)
+        self.what, self.f = model_output(model)     # the one reading of the output (`reading.model_output`)
         self.W, self.mean = W, B.mean(0)
         fB = self.f(B).reshape(len(B), -1)
         lin = B @ W.T + b

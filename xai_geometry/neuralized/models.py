@@ -11,7 +11,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..explanation import Explanation, check_output
 from ..explainers.pipelines import scaler_arithmetic
-from ..validation import AFFINE_STEPS, check_params, check_points, warn_deprecated
+from ..reading import STEP_KINDS, step_kind
+from ..validation import check_params, check_points, warn_deprecated
 from .lrp import LRPTerms, NETWORK_OPTIONS, Float
 from .network import Network, feature_names_from
 from .svm import NeuralizedSVM, check_rbf_model
@@ -158,23 +159,20 @@ def _at_background_level(net, background):
     return out
 
 # %% ../../nbs/24a_explain.ipynb #4b23dac3
-def _affine_types() -> tuple:
-    "The per-feature affine steps (`validation.AFFINE_STEPS`, the subset of part A's per-feature steps that LRP can carry back)."
-    import sklearn.preprocessing as pre
-    return tuple(getattr(pre, k) for k in AFFINE_STEPS)
-
 def check_affine_step(name: str, step) -> None:
-    "Refuse a pipeline step that is not a per-feature affine bijection x_j ↦ a_j x_j + b_j (a_j ≠ 0), naming it."
-    if step is None or (isinstance(step, str) and step == "passthrough"): return
-    kinds = _affine_types()
-    if type(step) not in kinds:          # exact types: a subclass may transform differently
+    """Refuse a pipeline step that is not a per-feature affine bijection x_j ↦ a_j x_j + b_j (a_j ≠ 0), naming it: one of
+    scikit-learn's four scalers itself (a subclass may transform differently; a `ColumnTransformer` of scalers reorders
+    the columns)."""
+    kind = step_kind(step)               # the one table of step kinds (`reading.STEP_KINDS`)
+    if kind == "passthrough": return
+    if kind == "per-column" and type(step).__name__ == "MinMaxScaler":
+        raise ValueError(f"Pipeline step {name!r} (MinMaxScaler(clip=True)) clips its output, so it is not a bijection "
+                         "and relevance cannot be carried back through it; refit it with clip=False")
+    if kind != "affine" or STEP_KINDS[type(step).__name__] == "parts":   # scikit-learn's four scalers themselves
         raise ValueError(f"Pipeline step {name!r} ({type(step).__name__}) is not a per-feature affine map: relevance "
                          "can be carried back to the raw features only through StandardScaler, MinMaxScaler "
                          "(clip=False), MaxAbsScaler, RobustScaler or 'passthrough' steps; explain the final model "
                          "on the transformed features instead")
-    if getattr(step, "clip", False):
-        raise ValueError(f"Pipeline step {name!r} (MinMaxScaler(clip=True)) clips its output, so it is not a bijection "
-                         "and relevance cannot be carried back through it; refit it with clip=False")
     check_is_fitted(step)
 
 # %% ../../nbs/24a_explain.ipynb #c9e5a7f3
@@ -195,7 +193,7 @@ class NeuralizedPipeline(Network):
         if len(model.steps) < 1: raise ValueError("the pipeline has no step")
         for name, step in model.steps[:-1]: check_affine_step(name, step)
         name, final = model.steps[-1]
-        if final is None or (isinstance(final, str) and final == "passthrough"):
+        if step_kind(final) == "passthrough":
             raise ValueError(f"the final step {name!r} of the pipeline is {final!r}: it needs a model to explain")
         where = None
         if background is not None and level is None:
@@ -214,7 +212,7 @@ class NeuralizedPipeline(Network):
                                                                                    NeuralizedManhattanKNN, *_OWN_EXPLANATION)):
             raise TypeError(f"Pipeline final step {name!r} ({type(final).__name__}) recodes raw rows itself: "
                             "explain it directly, without the scalers")
-        self.scalers_ = [(n, s) for n, s in model.steps[:-1] if not (s is None or (isinstance(s, str) and s == "passthrough"))]
+        self.scalers_ = [(n, s) for n, s in model.steps[:-1] if step_kind(s) != "passthrough"]
         self.pipeline_ = model
         self.classes_ = getattr(self.network_, "classes_", None)          # (none for the one-class and k-means networks)
         self.rule_type = getattr(self.network_, "rule_type", None)
