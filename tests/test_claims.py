@@ -7,8 +7,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from xai_geometry.experiments.claims import (REGISTRY, STATUSES, Reading, claim_line, judge, read_claims, tally_sentence,
-                                             within)
+from xai_geometry.experiments.claims import (REGISTRY, STATUSES, Claim, Judged, Reading, Tables, claim, claim_line,
+                                             claims_table, judge, read_claims, tally, tally_sentence, within)
 
 ROOT = Path(__file__).resolve().parent.parent
 FIGURES = ROOT / "figures"
@@ -41,6 +41,49 @@ def test_a_number_within_the_papers_precision_or_two_standard_errors():
     assert within(0.97333, 0.973, decimals=3) and not within(0.9745, 0.973, decimals=3)
     assert within(1.29, 1.4, decimals=1, se=0.06) and not within(1.29, 1.4, decimals=1, se=0.02)
     with pytest.raises(ValueError, match="decimals"): within(1.0, 1.0)
+
+
+# ---- the layer refuses what it cannot judge
+@pytest.mark.parametrize("holds", [float("nan"), "no", "False", 0.4, 1, 0, None])
+def test_judge_takes_a_truth_value_only(holds):
+    with pytest.raises(TypeError, match="`holds` must be a truth value"): judge(Reading("split 0", holds, "x"))
+
+
+@pytest.mark.parametrize("kw, match", [(dict(se=float("inf")), "`se`"), (dict(se=float("nan")), "`se`"), (dict(se=-1.0), "`se`"),
+                                       (dict(decimals=1.5), "`decimals`"), (dict(decimals=2.0), "`decimals`"),
+                                       (dict(decimals="2"), "`decimals`")])
+def test_within_refuses_what_would_let_any_number_pass(kw, match):
+    with pytest.raises(ValueError, match=match): within(5.0, 1.0, **{"decimals": 1, **kw})
+
+
+def test_only_judge_makes_a_verdict(tmp_path):
+    with pytest.raises(TypeError, match="made by `judge` only"): Judged("reproduced", "by hand")
+    try:
+        for forged in (lambda t: ("reproduced", "x"), lambda t: object.__new__(Judged)):
+            REGISTRY["c"]["zz_forged"] = Claim("c", "zz_forged", "§0", "x", (), forged)
+            with pytest.raises(TypeError, match="judge"): claims_table("c", Tables(tmp_path))
+    finally:
+        REGISTRY["c"].pop("zz_forged", None)
+    with pytest.raises(ValueError, match="unknown source"): claim("c", "zz_other", "§0", "x", (), source="blog")
+
+
+@pytest.mark.parametrize("change, match", [
+    (lambda C: C.assign(status=C.status.where(C.index > 0, "partly")), r"unknown status \['partly'\]"),
+    (lambda C: C.assign(part=C.part.where(C.index > 0, "d")), r"unknown part \['d'\]"),
+    (lambda C: C.assign(source=C.source.where(C.index > 0, "blog")), r"unknown source \['blog'\]"),
+    (lambda C: C.drop(columns="evidence"), r"no column \['evidence'\]"),
+])
+def test_tally_refuses_a_table_it_cannot_count(change, match):
+    C = read_claims(tables_dir=FIGURES)
+    assert int(tally(C).to_numpy().sum()) == int((C.source == "paper").sum())
+    with pytest.raises(ValueError, match=match): tally(change(C))
+
+
+def test_read_claims_refuses_a_missing_file_or_column(tmp_path):
+    with pytest.raises(FileNotFoundError, match="part_a_claims.csv"): read_claims("a", tmp_path)
+    read_claims("a", FIGURES).drop(columns=["part", "evidence"]).to_csv(tmp_path / "part_a_claims.csv", index=False)
+    with pytest.raises(ValueError, match=r"part_a_claims.csv has no column \['evidence'\]"): read_claims("a", tmp_path)
+    with pytest.raises(ValueError, match="unknown part"): read_claims("ax", FIGURES)
 
 
 # ---- the committed tables
