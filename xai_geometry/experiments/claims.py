@@ -17,9 +17,9 @@ import numpy as np
 import pandas as pd
 
 # %% auto #0
-__all__ = ['STATUSES', 'PARTS', 'STATUS_RULE', 'SOURCES', 'REGISTRY', 'CLAIM_COLUMNS', 'PAGES', 'Reading', 'Judged', 'judge',
-           'within', 'Claim', 'claim', 'Tables', 'claims_table', 'check_claims', 'read_claims', 'claim_line',
-           'show_claims', 'tally', 'tally_sentence', 'claim_page', 'claims_html']
+__all__ = ['STATUSES', 'PARTS', 'STATUS_RULE', 'WORDS', 'SOURCES', 'REGISTRY', 'CLAIM_COLUMNS', 'PAGES', 'Word', 'says',
+           'Reading', 'Judged', 'judge', 'within', 'Claim', 'claim', 'Tables', 'claims_table', 'check_claims',
+           'read_claims', 'claim_line', 'show_claims', 'tally', 'tally_sentence', 'claim_page', 'claims_html']
 
 # %% ../../nbs/09a_claims.ipynb #0923f4b9
 STATUSES = ("reproduced", "not reproduced, explained", "not reproduced, unexplained")
@@ -28,7 +28,7 @@ PARTS = {"a": "Lemaire & Clérot: weighted naive Bayes, log-odds and Shapley val
          "c": "Generalized naive Bayes for continuous features"}
 
 STATUS_RULE = """\
-**The evidence.** A claim is read on the committed run at the paper's budget: split 0 where the experiment
+**The evidence.** A claim is read on the committed run (at the paper's budget, or labelled as below it): split 0 where the experiment
 has several splits (the others, pooled, are shown beside it and never decide), at the settings the paper
 states, or its authors' code where the paper is silent. A number the paper prints is met when ours lies
 within the paper's stated precision (half a unit of its last printed digit) or within two standard errors of
@@ -43,7 +43,48 @@ evidence names it and its source.
 
 **Not reproduced, unexplained** when it holds on neither. A setting chosen after the fact (a baseline's
 budget the paper's text does not give, a threshold tried because it helps) never changes a status: where it
-makes the sentence hold it is named as a candidate cause, not an explanation."""
+makes the sentence hold it is named as a candidate cause, not an explanation.
+**Words.** A word that needs a number ("high", "linear", "about two") is read by one entry of `WORDS`, declared
+once for the three parts, and each claim names the entry it reads ("[high]"). A filter that leaves rows out
+is a setting chosen after the fact unless the paper names it: the claim is judged on every row, and the
+filtered reading is shown beside it as a candidate.
+
+**Below the paper's budget.** A run with fewer explained points, draws, training rows or timed explanations
+than the paper states is labelled so in its evidence, with both budgets. It may decide a claim on an order,
+a sign or a cost per explanation, which a smaller sample estimates with a wider standard error but does not
+change; a number the paper prints is met within two of that run's standard errors, as for any run."""
+
+@dataclass(frozen=True)
+class Word:
+    "How one word of a paper is read as a number: the paper's words, the reading, its threshold; a filter leaves rows out."
+    words: str
+    reading: str
+    value: float
+    filter: bool = False
+
+
+#: the word readings, declared once for every claim of the three parts; a claim names the one it uses (`says`)
+WORDS = {
+    "high": Word("remains high", "at least 0.85 (of an agreement in [0, 1])", 0.85),
+    "tendency": Word("tends to / in general (a trend)", "a Spearman correlation of at least 0.5 in the stated direction", 0.5),
+    "linear": Word("basic linear links", "R² of a straight line at least 0.9, for each feature", 0.9),
+    "about_two": Word("about two evaluations", "at most 2.5 (two, to its one digit)", 2.5),
+    "two_orders": Word("two orders of magnitude faster", "a speed-up of at least 100×", 100.0),
+    "often": Word("often a multiple of the standard error", "at least two standard errors, on more than half of the rows", 2.0),
+    "clearly": Word("clearly worse", "worse on more than half of the data sets", 0.5),
+    "occasionally": Word("occasionally", "on at least one data set and at most half", 0.5),
+    "robust": Word("perform robustly across data sets", "within two standard errors of the best setting on every data set", 2.0),
+    "similar": Word("similar AUFCs", "a spread of the mean AUFCs within two of their largest standard errors", 2.0),
+    "moving_feature": Word("(a filter of ours, not the paper's words) a feature with a link to read",
+                           "its relevance's standard deviation at least 10 % of the largest feature's", 0.1, filter=True),
+}
+
+
+def says(key: str) -> str:
+    "The reading of word `key` of `WORDS`, as a claim's evidence names it."
+    if key not in WORDS: raise KeyError(f"no word reading {key!r}: declare it in WORDS ({list(WORDS)})")
+    w = WORDS[key]
+    return f"\"{w.words}\" read as {w.reading} [{key}]"
 
 
 @dataclass(frozen=True)
@@ -82,7 +123,7 @@ def _say(r: Reading) -> str:
     return f"{r.label}: {r.text}" if r.label else r.text
 
 
-def judge(run: Reading,  # the committed run at the paper's budget (split 0)
+def judge(run: Reading,  # the committed run (split 0; its label says when it is below the paper's budget)
           beside: tuple = (),  # readings shown and never judged (pooled over the splits, another threshold)
           paper: Reading | None = None,  # at a setting the paper or its authors' code names, where the run used another
           candidates: tuple = (),  # at settings chosen after the fact: named as candidate causes, never a status

@@ -400,7 +400,7 @@ def reproduce(out_dir=None,  # where tables and figures go (default: figures/ of
 # %% ../../nbs/19_log_odds_experiments.ipynb #acd9a1fb
 from scipy.stats import spearmanr
 
-from .claims import Reading, Tables, claim, claims_table, judge, within
+from .claims import WORDS, Reading, Tables, claim, claims_table, judge, says, within
 
 # %% ../../nbs/19_log_odds_experiments.ipynb #ac94f183
 def _holds_both(t, read, tables: tuple) -> "Judged":
@@ -465,8 +465,8 @@ def _a_pairs(t, sfx):
 def _a_la_high(t, sfx):
     la = _curves(t, sfx).loc_agree; a = _curves(t, sfx, adult=True)
     lo = min(la.min().min(), a.min().min())
-    return Reading("", lo >= 0.85, f"lowest LocAgree_k {la.min().min():.3f} over the twelve sets' means (k ≤ 50), {a.min().min():.3f} on adult "
-                   f"(k ≤ 1024); high read as at least 0.85")
+    return Reading("", lo >= WORDS["high"].value, f"lowest LocAgree_k {la.min().min():.3f} over the twelve sets' means (k ≤ 50), "
+                   f"{a.min().min():.3f} on adult (k ≤ 1024); {says('high')}")
 
 
 @_a_claim("a_locagree_shap_highest", "§5.3.2, Fig. 2", "d_shap yields the highest LocAgree_k (Fig. 2a, and 2b on adult)",
@@ -481,8 +481,8 @@ def _a_la_best(t, sfx):
 def _a_la_dec(t, sfx):
     la = _curves(t, sfx).loc_agree
     rho = {k: spearmanr(la.index, la[k]).statistic for k in DISTANCES}
-    return Reading("", max(rho.values()) <= -0.5, "Spearman correlation with k of the mean curve: "
-                   + ", ".join(f"{NAMES[k]} {r:.2f}" for k, r in rho.items()) + " (a tendency: -0.5 or less)")
+    return Reading("", max(rho.values()) <= -WORDS["tendency"].value, "Spearman correlation with k of the mean curve: "
+                   + ", ".join(f"{NAMES[k]} {r:.2f}" for k, r in rho.items()) + f"; {says('tendency')}")
 
 
 @_a_claim("a_locagree_slower", "§5.3.2, Fig. 2", "LocAgree_k decreases more slowly for d_shap than for the other distances",
@@ -506,7 +506,8 @@ def _a_ld_low(t, sfx):
 def _a_ld_inc(t, sfx):
     ld = _curves(t, sfx).loc_delta
     rho = {k: spearmanr(ld.index, ld[k]).statistic for k in DISTANCES}
-    return Reading("", min(rho.values()) >= 0.5, "Spearman correlation with k: " + ", ".join(f"{NAMES[k]} {r:.2f}" for k, r in rho.items()))
+    return Reading("", min(rho.values()) >= WORDS["tendency"].value, "Spearman correlation with k: "
+                   + ", ".join(f"{NAMES[k]} {r:.2f}" for k, r in rho.items()) + f"; {says('tendency')}")
 
 
 @_a_claim("a_locdelta_limits", "§5.3.3, Fig. 3", "d_shap limits the increase of LocDelta_k more effectively", ("part_a_exp_diagnostics.csv",))
