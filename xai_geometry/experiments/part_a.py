@@ -568,6 +568,7 @@ def part_a_claims(tables_dir=None,  # default: figures/
                  ) -> pd.DataFrame:
     """The claims of Lemaire & Clérot's §5.3 read from the committed tables in `tables_dir` (default: figures/)
     and judged by `claims.judge`: as run with our MODL, and with Khiops (the paper's library) where its tables are."""
+    from xai_geometry.experiments import part_a_claims_more  # noqa: F401  (registers Tables 1-3's printed numbers and the bounds)
     return claims_table("a", Tables(figures_dir(tables_dir), also=figures_dir() if committed else None))
 
 # %% ../../nbs/19_log_odds_experiments.ipynb #a0c0de02
