@@ -123,3 +123,29 @@ def _oxygen_bob(t: Tables):
     sets = sorted({i for i, _ in S.index}); more = {s: S[(s, "BoB")] > S[(s, "CM")] for s in sets}
     return judge(Reading("", all(more.values()), "share of relevance on pairs with an oxygen atom, BoB against CM: " + ", ".join(
         f"{s} {S[(s, 'BoB')]:.2f} against {S[(s, 'CM')]:.2f}" for s in sets)))
+
+# %% ../../nbs/27h_part_b_claims_more.ipynb #b27h1002
+def _equivalence_rows(model_kind: str) -> tuple:
+    "(rows where the network's decision equals the model's, rows) on breast cancer, standardized, every row."
+    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.svm import SVC
+    from xai_geometry.datasets import load
+    from xai_geometry.neuralized.knn import NeuralizedKNN
+    from xai_geometry.neuralized.svm import NeuralizedSVM
+    X, y = load("breast_cancer"); X = StandardScaler().fit_transform(X.to_numpy(dtype=float)); y = y.to_numpy()
+    if model_kind == "svm": m = SVC(C=10, gamma=0.1).fit(X, y); net = NeuralizedSVM(m)
+    else: m = KNeighborsClassifier(n_neighbors=9).fit(X, y); net = NeuralizedKNN(m)
+    return int((net.predict(X) == m.predict(X)).sum()), len(X)
+
+
+@claim("svm_network_decision", "§3.1, Fig. 1", "the neuralized SVM keeps the decision boundary of the SVM", ())
+def _svm_net(t):
+    same, n = _equivalence_rows("svm")
+    return judge(Reading("breast cancer, standardized, γ = 0.1", same == n, f"the network's decision equals the SVM's on {same} of {n} rows"))
+
+
+@claim("knn_network_decision", "§3.2", "the neuralized k-NN is decision-equivalent to the k-NN", ())
+def _knn_net(t):
+    same, n = _equivalence_rows("knn")
+    return judge(Reading("breast cancer, standardized, k = 9", same == n, f"the network's decision equals the k-NN's on {same} of {n} rows"))
