@@ -18,7 +18,7 @@ from sklearn.model_selection import StratifiedKFold
 from ..datasets import load
 from ..naive_bayes.classifier import WeightedNaiveBayes
 from ..naive_bayes.geometry import distance_tables, embedding_from_parts
-from ..runner import RecordTable, UsageError, figures_dir, run_tasks, select_datasets
+from ..runner import RecordTable, UsageError, figures_dir, project_root, run_tasks, select_datasets
 from ..stats import corrected_ttest, friedman_nemenyi, holm, macro_ovr_auc
 
 # %% auto #0
@@ -299,8 +299,10 @@ def pairwise_tests(folds: pd.DataFrame, metric: str = "auc", alpha: float = 0.01
         ntr, nte = g.n_train.mean(), g.n_test.mean()
         for a, b in (("shap", "global"), ("shap", "snb"), ("snb", "global")):
             sa = w[a].to_numpy(); sb = np.where(np.abs(sa - w[b].to_numpy()) <= _SCORE_TIE, sa, w[b].to_numpy())
-            t, p = corrected_ttest(sa, sb, ntr, nte)
-            rows.append(dict(dataset=ds, pair=f"{NAMES[a]} - {NAMES[b]}", mean_diff=float((sa - sb).mean()), t=t, p=p))
+            m = float((sa - sb).mean())
+            if abs(m) <= _SCORE_TIE: m, t, p = 0.0, 0.0, 1.0   # differences that cancel over the folds: their sum's digits are round-off
+            else: t, p = corrected_ttest(sa, sb, ntr, nte)
+            rows.append(dict(dataset=ds, pair=f"{NAMES[a]} - {NAMES[b]}", mean_diff=m, t=t, p=p))
     out = pd.DataFrame(rows)
     out["p_holm_dataset"] = out.groupby("dataset", sort=False).p.transform(lambda p: holm(p.to_numpy(), alpha)[0])
     out["p_holm_all"] = holm(out.p.to_numpy(), alpha)[0]
@@ -569,7 +571,9 @@ def part_a_claims(tables_dir=None,  # default: figures/
     """The claims of Lemaire & Clérot's §5.3 read from the committed tables in `tables_dir` (default: figures/)
     and judged by `claims.judge`: as run with our MODL, and with Khiops (the paper's library) where its tables are."""
     from xai_geometry.experiments import part_a_claims_more  # noqa: F401  (registers Tables 1-3's printed numbers and the bounds)
-    return claims_table("a", Tables(figures_dir(tables_dir), also=figures_dir() if committed else None))
+    root = project_root(Path(__file__).parent)   # the checkout holding the package, whatever the working directory
+    also = root / "figures" if committed and root is not None and (root / "figures").is_dir() else None
+    return claims_table("a", Tables(figures_dir(tables_dir), also=also))
 
 # %% ../../nbs/19_log_odds_experiments.ipynb #a0c0de02
 RECORD = (  # the tables a quick run shares with the full run, and how they are compared (`runner.compare_with_record`)
