@@ -571,7 +571,8 @@ def part_a_claims(tables_dir=None,  # default: figures/
     """The claims of Lemaire & Clérot's §5.3 read from the committed tables in `tables_dir` (default: figures/)
     and judged by `claims.judge`: as run with our MODL, and with Khiops (the paper's library) where its tables are."""
     from xai_geometry.experiments import part_a_claims_more  # noqa: F401  (registers Tables 1-3's printed numbers and the bounds)
-    root = project_root(Path(__file__).parent)   # the checkout holding the package, whatever the working directory
+    import xai_geometry
+    root = project_root(Path(xai_geometry.__file__).parent)   # the checkout holding the package, whatever the working directory
     also = root / "figures" if committed and root is not None and (root / "figures").is_dir() else None
     return claims_table("a", Tables(figures_dir(tables_dir), also=also))
 
