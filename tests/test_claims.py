@@ -7,8 +7,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from xai_geometry.experiments.claims import (REGISTRY, STATUSES, Reading, claim_line, judge, read_claims, tally_sentence,
-                                             within)
+from xai_geometry.experiments.claims import (REGISTRY, STATUSES, Claim, Judged, Reading, Tables, claim, claim_line,
+                                             claims_table, judge, read_claims, tally, tally_sentence, within)
 
 ROOT = Path(__file__).resolve().parent.parent
 FIGURES = ROOT / "figures"
@@ -43,6 +43,49 @@ def test_a_number_within_the_papers_precision_or_two_standard_errors():
     with pytest.raises(ValueError, match="decimals"): within(1.0, 1.0)
 
 
+# ---- the layer refuses what it cannot judge
+@pytest.mark.parametrize("holds", [float("nan"), "no", "False", 0.4, 1, 0, None])
+def test_judge_takes_a_truth_value_only(holds):
+    with pytest.raises(TypeError, match="`holds` must be a truth value"): judge(Reading("split 0", holds, "x"))
+
+
+@pytest.mark.parametrize("kw, match", [(dict(se=float("inf")), "`se`"), (dict(se=float("nan")), "`se`"), (dict(se=-1.0), "`se`"),
+                                       (dict(decimals=1.5), "`decimals`"), (dict(decimals=2.0), "`decimals`"),
+                                       (dict(decimals="2"), "`decimals`")])
+def test_within_refuses_what_would_let_any_number_pass(kw, match):
+    with pytest.raises(ValueError, match=match): within(5.0, 1.0, **{"decimals": 1, **kw})
+
+
+def test_only_judge_makes_a_verdict(tmp_path):
+    with pytest.raises(TypeError, match="made by `judge` only"): Judged("reproduced", "by hand")
+    try:
+        for forged in (lambda t: ("reproduced", "x"), lambda t: object.__new__(Judged)):
+            REGISTRY["c"]["zz_forged"] = Claim("c", "zz_forged", "§0", "x", (), forged)
+            with pytest.raises(TypeError, match="judge"): claims_table("c", Tables(tmp_path))
+    finally:
+        REGISTRY["c"].pop("zz_forged", None)
+    with pytest.raises(ValueError, match="unknown source"): claim("c", "zz_other", "§0", "x", (), source="blog")
+
+
+@pytest.mark.parametrize("change, match", [
+    (lambda C: C.assign(status=C.status.where(C.index > 0, "partly")), r"unknown status \['partly'\]"),
+    (lambda C: C.assign(part=C.part.where(C.index > 0, "d")), r"unknown part \['d'\]"),
+    (lambda C: C.assign(source=C.source.where(C.index > 0, "blog")), r"unknown source \['blog'\]"),
+    (lambda C: C.drop(columns="evidence"), r"no column \['evidence'\]"),
+])
+def test_tally_refuses_a_table_it_cannot_count(change, match):
+    C = read_claims(tables_dir=FIGURES)
+    assert int(tally(C).to_numpy().sum()) == int((C.source == "paper").sum())
+    with pytest.raises(ValueError, match=match): tally(change(C))
+
+
+def test_read_claims_refuses_a_missing_file_or_column(tmp_path):
+    with pytest.raises(FileNotFoundError, match="part_a_claims.csv"): read_claims("a", tmp_path)
+    read_claims("a", FIGURES).drop(columns=["part", "evidence"]).to_csv(tmp_path / "part_a_claims.csv", index=False)
+    with pytest.raises(ValueError, match=r"part_a_claims.csv has no column \['evidence'\]"): read_claims("a", tmp_path)
+    with pytest.raises(ValueError, match="unknown part"): read_claims("ax", FIGURES)
+
+
 # ---- the committed tables
 def _recompute(part):
     if part == "a":
@@ -52,7 +95,7 @@ def _recompute(part):
     from xai_geometry.experiments.part_c import part_c_claims; return part_c_claims(FIGURES)
 
 
-@pytest.mark.parametrize("part, least", [("a", 5), ("c", 2)])
+@pytest.mark.parametrize("part, least", [("a", 19), ("c", 7)])
 def test_the_committed_claims_tables(part, least):
     "figures/part_<part>_claims.csv is what `reproduce` writes from the committed tables, cell for cell (part B: test_part_b_reading)."
     rec = pd.read_csv(FIGURES / f"part_{part}_claims.csv")
@@ -68,6 +111,22 @@ def test_the_claims_the_issue_names():
     assert C.status["svm_top2"] != STATUSES[1] and C.status["wine_sugar_lowers"] == C.status["wine_parabola"] == STATUSES[0]
     assert "runtime_two_orders" in C.index and not {"runtime_sampling_images", "runtime_sampling_tabular"} & set(C.index)
     assert "the γ Table 2 prints" in C.evidence["fig3_propagation"]
+
+
+def test_the_sentences_each_part_must_hold():
+    "At least 19, 49 and 6 sentences of the papers; the ones each part must judge among them; no status it cannot defend."
+    C = read_claims(tables_dir=FIGURES)
+    paper = C[C.source == "paper"].groupby("part").size()
+    assert paper["a"] >= 19 and paper["b"] >= 49 and paper["c"] >= 6, paper.to_dict()
+    S = C.set_index("key")
+    assert {"a_table3_values", "a_table1_datasets", "a_bound_10", "a_bound_4", "a_table2_means"} <= set(S.index)
+    assert {"runtime_more_efficient", "runtime_linear_cost", "kappa_best", "dipole_oxygen_bob", "wine_counts",
+            "wine_sugar_strengthens_acidity"} <= set(S.index)
+    assert {"c_copula_only", "c_greedy_optimal", "c_no_guarantee_k3", "c_gnb_ge_nb"} <= set(S.index)
+    assert S.source["c_iris_readme"] == "authors" and S.status["heuristics_robust"] != STATUSES[0]
+    assert not S.evidence.str.contains("supplement, not its text|permutations and machine are in its supplement").any()
+    assert all("below the paper's budget" in S.evidence[k].lower() for k in ("lrp_images", "runtime_knn_30s", "runtime_more_efficient"))
+    assert not S.evidence.str.contains(r"\d\.\de-1[3-9]").any(), "round-off printed as digits"
 
 
 # ---- the pages

@@ -6,17 +6,20 @@
 from __future__ import annotations
 
 import html
+import math
+import numbers
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+import numpy as np
 import pandas as pd
 
 # %% auto #0
-__all__ = ['STATUSES', 'PARTS', 'STATUS_RULE', 'REGISTRY', 'CLAIM_COLUMNS', 'PAGES', 'Reading', 'Judged', 'judge', 'within',
-           'Claim', 'claim', 'Tables', 'claims_table', 'read_claims', 'claim_line', 'show_claims', 'tally',
-           'tally_sentence', 'claim_page', 'claims_html']
+__all__ = ['STATUSES', 'PARTS', 'STATUS_RULE', 'WORDS', 'SOURCES', 'REGISTRY', 'CLAIM_COLUMNS', 'PAGES', 'Word', 'says',
+           'Reading', 'Judged', 'judge', 'within', 'Claim', 'claim', 'Tables', 'claims_table', 'check_claims',
+           'read_claims', 'claim_line', 'show_claims', 'tally', 'tally_sentence', 'claim_page', 'claims_html']
 
 # %% ../../nbs/09a_claims.ipynb #0923f4b9
 STATUSES = ("reproduced", "not reproduced, explained", "not reproduced, unexplained")
@@ -25,7 +28,7 @@ PARTS = {"a": "Lemaire & Clérot: weighted naive Bayes, log-odds and Shapley val
          "c": "Generalized naive Bayes for continuous features"}
 
 STATUS_RULE = """\
-**The evidence.** A claim is read on the committed run at the paper's budget: split 0 where the experiment
+**The evidence.** A claim is read on the committed run (at the paper's budget, or labelled as below it): split 0 where the experiment
 has several splits (the others, pooled, are shown beside it and never decide), at the settings the paper
 states, or its authors' code where the paper is silent. A number the paper prints is met when ours lies
 within the paper's stated precision (half a unit of its last printed digit) or within two standard errors of
@@ -40,15 +43,68 @@ evidence names it and its source.
 
 **Not reproduced, unexplained** when it holds on neither. A setting chosen after the fact (a baseline's
 budget the paper's text does not give, a threshold tried because it helps) never changes a status: where it
-makes the sentence hold it is named as a candidate cause, not an explanation."""
+makes the sentence hold it is named as a candidate cause, not an explanation.
+**Words.** A word that needs a number ("high", "linear", "about two") is read by one entry of `WORDS`, declared
+once for the three parts, and each claim names the entry it reads ("[high]"). A filter that leaves rows out
+is a setting chosen after the fact unless the paper names it: the claim is judged on every row, and the
+filtered reading is shown beside it as a candidate.
+
+**Below the paper's budget.** A run with fewer explained points, draws, training rows or timed explanations
+than the paper states is labelled so in its evidence, with both budgets. It may decide a claim on an order,
+a sign or a cost per explanation, which a smaller sample estimates with a wider standard error but does not
+change; a number the paper prints is met within two of that run's standard errors, as for any run."""
+
+@dataclass(frozen=True)
+class Word:
+    "How one word of a paper is read as a number: the paper's words, the reading, its threshold; a filter leaves rows out."
+    words: str
+    reading: str
+    value: float
+    filter: bool = False
+
+
+#: the word readings, declared once for every claim of the three parts; a claim names the one it uses (`says`)
+WORDS = {
+    "high": Word("remains high", "at least 0.85 (of an agreement in [0, 1])", 0.85),
+    "tendency": Word("tends to / in general (a trend)", "a Spearman correlation of at least 0.5 in the stated direction", 0.5),
+    "linear": Word("basic linear links", "R² of a straight line at least 0.9, for each feature", 0.9),
+    "about_two": Word("about two evaluations", "at most 2.5 (two, to its one digit)", 2.5),
+    "two_orders": Word("two orders of magnitude faster", "a speed-up of at least 100×", 100.0),
+    "often": Word("often a multiple of the standard error", "at least two standard errors, on more than half of the rows", 2.0),
+    "clearly": Word("clearly worse", "worse on more than half of the data sets", 0.5),
+    "occasionally": Word("occasionally", "on at least one data set and at most half", 0.5),
+    "robust": Word("perform robustly across data sets", "within two standard errors of the best setting on every data set", 2.0),
+    "similar": Word("similar AUFCs", "a spread of the mean AUFCs within two of their largest standard errors", 2.0),
+    "moving_feature": Word("(a filter of ours, not the paper's words) a feature with a link to read",
+                           "its relevance's standard deviation at least 10 % of the largest feature's", 0.1, filter=True),
+}
+
+
+def says(key: str) -> str:
+    "The reading of word `key` of `WORDS`, as a claim's evidence names it."
+    if key not in WORDS: raise KeyError(f"no word reading {key!r}: declare it in WORDS ({list(WORDS)})")
+    w = WORDS[key]
+    return f"\"{w.words}\" read as {w.reading} [{key}]"
 
 
 @dataclass(frozen=True)
 class Reading:
-    "One reading of a claim: where it is read (`label`), whether the paper's sentence holds there, and the numbers that say so."
+    "One reading of a claim: where it is read (`label`), whether the paper's sentence holds there (a truth value), and the numbers that say so."
     label: str
     holds: bool
     text: str
+
+    def __post_init__(self):
+        if not isinstance(self.holds, (bool, np.bool_)):   # NaN, "no", "False", 0.4, 1: a status is never guessed from them
+            raise TypeError(f"Reading `holds` must be a truth value (True or False), got {self.holds!r} "
+                            f"({type(self.holds).__name__}) for {self.label or 'the run'!r}")
+        for name in ("label", "text"):
+            if not isinstance(getattr(self, name), str):
+                raise TypeError(f"Reading `{name}` must be a string, got {type(getattr(self, name)).__name__}")
+        object.__setattr__(self, "holds", bool(self.holds))
+
+
+_SEAL = object()   # only `judge` holds it: a `Judged` made anywhere else is refused
 
 
 @dataclass(frozen=True)
@@ -56,19 +112,27 @@ class Judged:
     "A status by `STATUS_RULE` and its evidence; only `judge` makes one."
     status: str
     evidence: str
+    seal: object = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self):
+        if self.seal is not _SEAL: raise TypeError("a `Judged` is made by `judge` only: return `judge(...)` from a claim")
+        if self.status not in STATUSES: raise ValueError(f"unknown status {self.status!r}: the rule's are {list(STATUSES)}")
 
 # %% ../../nbs/09a_claims.ipynb #351d456c
 def _say(r: Reading) -> str:
     return f"{r.label}: {r.text}" if r.label else r.text
 
 
-def judge(run: Reading,  # the committed run at the paper's budget (split 0)
+def judge(run: Reading,  # the committed run (split 0; its label says when it is below the paper's budget)
           beside: tuple = (),  # readings shown and never judged (pooled over the splits, another threshold)
           paper: Reading | None = None,  # at a setting the paper or its authors' code names, where the run used another
           candidates: tuple = (),  # at settings chosen after the fact: named as candidate causes, never a status
          ) -> Judged:
     "The status of a claim by `STATUS_RULE`, with its evidence: the run's reading first, then the others, each labelled."
-    for r in (run, paper, *beside, *candidates):
+    if not isinstance(run, Reading): raise TypeError(f"judge reads `Reading`s: `run` is a {type(run).__name__}")
+    for name, rs in (("beside", beside), ("candidates", candidates)):
+        if not isinstance(rs, (tuple, list)): raise TypeError(f"judge's `{name}` is a tuple of `Reading`s, got {type(rs).__name__}")
+    for r in (paper, *beside, *candidates):
         if r is not None and not isinstance(r, Reading): raise TypeError(f"judge reads `Reading`s, got {type(r).__name__}")
     if paper is None: status = STATUSES[0] if run.holds else STATUSES[2]
     elif run.holds == paper.holds: status = STATUSES[0] if run.holds else STATUSES[2]
@@ -81,7 +145,7 @@ def judge(run: Reading,  # the committed run at the paper's budget (split 0)
     if helps: parts.append("candidates chosen after the fact, not explanations: " + "; ".join(_say(r) for r in helps))
     if others: parts.append("after the fact, without effect on the status: " + "; ".join(_say(r) for r in others))
     text = "; ".join(p.rstrip(".") for p in parts) + "."
-    return Judged(status, text[0].upper() + text[1:] if re.match(r"[a-z]+[ ,:]", text) else text)
+    return Judged(status, text[0].upper() + text[1:] if re.match(r"[a-z]+[ ,:]", text) else text, seal=_SEAL)
 
 
 def within(ours: float,  # our value
@@ -91,13 +155,24 @@ def within(ours: float,  # our value
           ) -> bool:
     "Whether `ours` meets the paper's number: within its precision or two standard errors, whichever is wider."
     if decimals is None and se is None: raise ValueError("within needs the paper's `decimals` or a standard error `se`")
+    for name, v in (("ours", ours), ("paper", paper)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v):
+            raise ValueError(f"within needs a finite number `{name}`, got {v!r}")
+    if decimals is not None and (isinstance(decimals, bool) or not isinstance(decimals, numbers.Integral)):
+        raise ValueError(f"within's `decimals` must be an integer (the paper's printed decimals), got {decimals!r}")
+    if se is not None and (isinstance(se, bool) or not isinstance(se, numbers.Real) or not math.isfinite(se) or se < 0):
+        raise ValueError(f"within's `se` must be a finite standard error >= 0, got {se!r}")
     tol = max(0.5 * 10.0 ** -decimals if decimals is not None else 0.0, 2 * se if se is not None else 0.0)
     return bool(abs(ours - paper) <= tol * (1 + 1e-9))
 
 # %% ../../nbs/09a_claims.ipynb #e63fc948
+SOURCES = {"paper": "a sentence of the paper", "package": "the package's own (a check of ours the paper does not state)",
+           "authors": "a sentence of the authors' code or README, not of the paper"}
+
+
 @dataclass(frozen=True)
 class Claim:
-    "One claim: its part, key, the paper's section and words, the tables it reads, the function that reads them, whether it is the package's own."
+    "One claim: its part, key, the paper's section and words, the tables it reads, the function that reads them, its source (`SOURCES`)."
     part: str
     key: str
     section: str
@@ -105,19 +180,25 @@ class Claim:
     tables: tuple
     read: Callable
     own: bool = False
+    source: str = "paper"
 
 
 REGISTRY: dict[str, dict[str, Claim]] = {p: {} for p in PARTS}
 CLAIM_COLUMNS = ("key", "claim", "section", "source", "status", "evidence", "tables")
 
 
-def claim(part: str, key: str, section: str, text: str, tables: tuple, own: bool = False):
+def claim(part: str, key: str, section: str, text: str, tables: tuple,
+          own: bool = False,  # the package's own claim (source "package")
+          source: str | None = None,  # one of `SOURCES`; default "package" when `own`, else "paper"
+         ):
     "Register the decorated `f(tables) -> Judged` as claim `key` of `part` (one row of its claims table)."
     if part not in REGISTRY: raise ValueError(f"unknown part {part!r}: choose from {list(REGISTRY)}")
+    source = source or ("package" if own else "paper")
+    if source not in SOURCES: raise ValueError(f"unknown source {source!r} of claim {key!r}: choose from {list(SOURCES)}")
     def register(f):
-        new = Claim(part, key, section, text, tuple(tables), f, own)
+        new = Claim(part, key, section, text, tuple(tables), f, source == "package", source)
         old = REGISTRY[part].get(key)
-        if old is not None and (old.section, old.text, old.tables, old.own) != (section, text, new.tables, own):
+        if old is not None and (old.section, old.text, old.tables, old.source) != (section, text, new.tables, source):
             raise ValueError(f"claim {key!r} is registered twice")  # the same claim again (a notebook rerunning its cells) replaces it
         REGISTRY[part][key] = new
         return f
@@ -125,26 +206,37 @@ def claim(part: str, key: str, section: str, text: str, tables: tuple, own: bool
 
 
 class Tables:
-    "The committed tables in `tables_dir`, read on first use (a part may derive more in a subclass)."
-    def __init__(self, tables_dir):
+    "The tables in `tables_dir`, read on first use (a part may derive more in a subclass); a table not there is read from `also`, when given."
+    def __init__(self, tables_dir, also=None):
         self.dir = Path(tables_dir)
+        self.also = None if also is None or Path(also).resolve() == self.dir.resolve() else Path(also)
         self._cache = {}
+
+    def path(self, name: str) -> Path | None:
+        "Where table `name` is read from: `tables_dir`, else `also`; None when neither holds it."
+        for d in (self.dir, self.also):
+            if d is not None and (d / name).is_file(): return d / name
+        return None
+
+    def has(self, name: str) -> bool: return self.path(name) is not None
 
     def read(self, name: str, **kw) -> pd.DataFrame:
         if name not in self._cache:
-            p = self.dir / name
-            if not p.exists(): raise FileNotFoundError(f"the claims read {name}, which is not in {self.dir}: run `xai-geometry reproduce`")
+            p = self.path(name)
+            if p is None: raise FileNotFoundError(f"the claims read {name}, which is not in {self.dir}: run `xai-geometry reproduce`")
             self._cache[name] = pd.read_csv(p, **kw)
         return self._cache[name]
 
 
 def claims_table(part: str, tables: Tables) -> pd.DataFrame:
     "Every registered claim of `part` read from `tables`: key, the paper's words, section, source, status, evidence, tables."
+    if part not in REGISTRY: raise ValueError(f"unknown part {part!r}: choose from {list(REGISTRY)}")
     rows = []
     for c in REGISTRY[part].values():
         j = c.read(tables)
-        if not isinstance(j, Judged): raise TypeError(f"claim {c.key!r} must return `judge`'s verdict, not {type(j).__name__}")
-        rows.append(dict(key=c.key, claim=c.text, section=c.section, source="package" if c.own else "paper",
+        if not isinstance(j, Judged) or j.seal is not _SEAL or j.status not in STATUSES:
+            raise TypeError(f"claim {c.key!r} must return `judge`'s verdict, not {type(j).__name__}")
+        rows.append(dict(key=c.key, claim=c.text, section=c.section, source=c.source,
                          status=j.status, evidence=j.evidence, tables=" ".join(c.tables)))
     return pd.DataFrame(rows, columns=list(CLAIM_COLUMNS))
 
@@ -152,15 +244,40 @@ def claims_table(part: str, tables: Tables) -> pd.DataFrame:
 PAGES = {"a": "19_log_odds_experiments.ipynb", "b": "27_experiments.ipynb", "c": "39_gnb_experiments.ipynb"}
 
 
+def check_claims(C: pd.DataFrame,  # a claims table: `CLAIM_COLUMNS` and `part`
+                 where: str = "the claims table",  # named in the error
+                ) -> pd.DataFrame:
+    "`C` itself when every column is there and every part, source and status is one the rule knows; else a `ValueError` naming them."
+    if not isinstance(C, pd.DataFrame): raise TypeError(f"{where} must be a DataFrame, got {type(C).__name__}")
+    missing = [c for c in ("part", *CLAIM_COLUMNS) if c not in C.columns]
+    if missing: raise ValueError(f"{where} has no column {missing}")
+    for col, known in (("part", PARTS), ("source", SOURCES), ("status", STATUSES)):
+        bad = sorted(set(C[col].astype(str)) - set(known)) if C[col].notna().all() else ["(empty)"]
+        if bad: raise ValueError(f"{where}: unknown {col} {bad} (known: {list(known)})")
+    for col in ("key", "evidence"):
+        empty = C[col].isna() | (C[col].astype(str).str.strip() == "")
+        if empty.any(): raise ValueError(f"{where}: empty {col} in row(s) {list(C.index[empty])[:5]}")
+    dup = C.duplicated(["part", "key"])
+    if dup.any(): raise ValueError(f"{where}: key {sorted(C.key[dup])} appears twice")
+    return C
+
+
 def read_claims(parts: str = "abc",  # which parts
                 tables_dir=None,  # default: the package's figures folder
                ) -> pd.DataFrame:
-    "The committed claims tables `figures/part_<part>_claims.csv` of `parts`, one frame with a `part` column."
+    "The committed claims tables `figures/part_<part>_claims.csv` of `parts`, one frame with a `part` column (checked by `check_claims`)."
     from xai_geometry.runner import figures_dir
-    d = figures_dir(tables_dir)
-    out = [pd.read_csv(d / f"part_{p}_claims.csv").assign(part=p) for p in parts]
-    return pd.concat(out, ignore_index=True)[["part", *CLAIM_COLUMNS]]
-
+    unknown = [p for p in parts if p not in PARTS]
+    if unknown: raise ValueError(f"unknown part {unknown}: choose from {list(PARTS)}")
+    d = figures_dir(tables_dir); out = []
+    for p in parts:
+        f = d / f"part_{p}_claims.csv"
+        if not f.is_file(): raise FileNotFoundError(f"no claims table {f.name} in {d}: `xai-geometry reproduce part-{p}` writes it")
+        T = pd.read_csv(f)
+        missing = [c for c in CLAIM_COLUMNS if c not in T.columns]
+        if missing: raise ValueError(f"{f.name} has no column {missing}")
+        out.append(T.assign(part=p))
+    return check_claims(pd.concat(out, ignore_index=True)[["part", *CLAIM_COLUMNS]], f"the claims tables of {d}")
 
 def claim_line(r) -> str:
     "One claim as a Markdown line: key, section, the paper's words, status, evidence (the form tests read back)."
@@ -180,10 +297,10 @@ def show_claims(*keys: str,  # claim keys; none: every claim of `parts`
 
 
 def tally(C: pd.DataFrame | None = None) -> pd.DataFrame:
-    "Claims per part (rows) and status (columns), the paper's claims only; `C` defaults to `read_claims()`."
-    C = read_claims() if C is None else C
+    "Claims per part (rows: the parts `C` holds) and status (columns), the paper's claims only; `C` defaults to `read_claims()`."
+    C = read_claims() if C is None else check_claims(C, "tally's table")
     t = C[C.source == "paper"].groupby(["part", "status"]).size().unstack(fill_value=0)
-    return t.reindex(columns=list(STATUSES), fill_value=0).reindex(list(PARTS), fill_value=0)
+    return t.reindex(columns=list(STATUSES), fill_value=0).reindex([p for p in PARTS if p in set(C.part)], fill_value=0)
 
 
 def tally_sentence(C: pd.DataFrame | None = None) -> str:
@@ -205,12 +322,12 @@ def claim_page(part: str, key: str) -> str:
 def claims_html(C: pd.DataFrame | None = None) -> str:
     "All claims (`read_claims()` by default) as a filterable HTML table: part, key (linked to its page), section, words, status, evidence."
     C = read_claims() if C is None else C
-    esc, OWN = html.escape, " <em>(the package's own)</em>"
+    esc, MARK = html.escape, {"package": " <em>(the package's own)</em>", "authors": " <em>(the authors' code or README, not the paper)</em>"}
     opt = lambda vals: "".join(f'<option value="{esc(v)}">{esc(lbl)}</option>' for v, lbl in vals)
     rows = "\n".join(
         f'<tr data-key="{esc(r.key)}" data-part="{r.part}" data-status="{esc(r.status)}"><td>{r.part.upper()}</td>'
         f'<td><a href="{claim_page(r.part, r.key)}.html"><code>{esc(r.key)}</code></a></td><td>{esc(r.section)}</td>'
-        f'<td>{esc(r.claim)}{OWN if r.source == "package" else ""}</td><td>{esc(r.status)}</td>'
+        f'<td>{esc(r.claim)}{MARK.get(r.source, "")}</td><td>{esc(r.status)}</td>'
         f'<td>{esc(r.evidence)}</td></tr>' for r in C.itertuples())
     return f"""<div class="claims-filter"><label>Part <select id="claims-part"><option value="">all</option>{opt((p, p.upper()) for p in PARTS)}</select></label>
 <label>Status <select id="claims-status"><option value="">all</option>{opt((s, s) for s in STATUSES)}</select></label>
