@@ -16,13 +16,9 @@ _REGISTRY_NAMES = ("Method", "ExplainerSpec", "REGISTRY", "register", "classes",
                    "labels", "colours", "ModelAgnostic", "AgnosticExplainer")
 
 def _home():
-    """The methods' home, imported on first use: it imports every method class, so the registry it holds is complete.
-    Imported by name, not by an import statement: a module that needs only the explainers' low-level pieces (the
-    pipeline adapter, the coalitions; part A's Shapley values do) does not count every method family as code it runs,
-    so the cache digest of part A's tasks stays part A's. Every module that reads the registry to explain imports
-    `xai_geometry.methods` itself (the door, part B's columns)."""
-    import importlib
-    return importlib.import_module("xai_geometry.methods")
+    "The methods' home, imported on first use: it imports every method class, so the registry it holds is complete."
+    from xai_geometry import methods
+    return methods
 
 def __getattr__(name):
     if name in _REGISTRY_NAMES: return getattr(_home(), name)
