@@ -56,14 +56,12 @@ def test_within_refuses_what_would_let_any_number_pass(kw, match):
     with pytest.raises(ValueError, match=match): within(5.0, 1.0, **{"decimals": 1, **kw})
 
 
-def test_only_judge_makes_a_verdict(tmp_path):
+def test_only_judge_makes_a_verdict(tmp_path, monkeypatch):
     with pytest.raises(TypeError, match="made by `judge` only"): Judged("reproduced", "by hand")
-    try:
-        for forged in (lambda t: ("reproduced", "x"), lambda t: object.__new__(Judged)):
-            REGISTRY["c"]["zz_forged"] = Claim("c", "zz_forged", "§0", "x", (), forged)
-            with pytest.raises(TypeError, match="judge"): claims_table("c", Tables(tmp_path))
-    finally:
-        REGISTRY["c"].pop("zz_forged", None)
+    for forged in (lambda t: ("reproduced", "x"), lambda t: object.__new__(Judged)):
+        # the forged claim alone in part C's registry: the other claims, whatever is imported, read tables not here
+        monkeypatch.setitem(REGISTRY, "c", {"zz_forged": Claim("c", "zz_forged", "§0", "x", (), forged)})
+        with pytest.raises(TypeError, match="judge"): claims_table("c", Tables(tmp_path))
     with pytest.raises(ValueError, match="unknown source"): claim("c", "zz_other", "§0", "x", (), source="blog")
 
 

@@ -76,7 +76,7 @@ def test_no_file_outside_the_repository_is_cited(nb):
 #: what a cell needs from an optional extra -> the flag that makes it skip, with its reason, when the extra is absent
 EXTRA_NEEDED = {
     "compare": re.compile(r"^\s*(import|from)\s+(shap|lime|pgmpy|quantus|networkx)\b|\.to_shap\(|\.waterfall\(", re.M),
-    "cluster": re.compile(r"^\s*(import|from)\s+(dask|distributed)\b", re.M),
+    "cluster": re.compile(r"^\s*(import|from)\s+(dask|distributed)\b|\.(to|read)_parquet\(", re.M),   # Parquet: pyarrow, with dask[dataframe]
 }
 
 
