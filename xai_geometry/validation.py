@@ -20,8 +20,8 @@ from sklearn.utils.validation import check_array, column_or_1d
 # %% auto #0
 __all__ = ['AFFINE_STEPS', 'PER_FEATURE_STEPS', 'InvalidParameterError', 'Interval', 'Options', 'StrOptions', 'HasMethods',
            'check_params', 'validate_params', 'warn_deprecated', 'keyword_only', 'check_features', 'check_target',
-           'check_finite_output', 'rbf_gamma', 'check_points', 'check_fitted', 'estimator_type', 'is_passthrough',
-           'check_per_feature_step', 'pipeline_parts']
+           'check_finite_output', 'rbf_gamma', 'check_points', 'as_rows', 'check_fitted', 'estimator_type',
+           'is_passthrough', 'check_per_feature_step', 'pipeline_parts']
 
 # %% ../nbs/08a_validation.ipynb #6fc56084
 class InvalidParameterError(ValueError, TypeError):
@@ -318,6 +318,11 @@ def check_points(net,  # a fitted estimator or network (reads n_features_in_, fe
         if re.search(rf"\b{re.escape(name)}\b", str(e)): raise
         raise type(e)(f"{name}: {e}") from None
 
+
+# %% ../nbs/08a_validation.ipynb #a5r0w5e1
+def as_rows(X):
+    "One pandas Series is one row (a one-row frame, its values' types inferred again); anything else as it is."
+    return X.to_frame().T.infer_objects() if isinstance(X, pd.Series) else X
 
 # %% ../nbs/08a_validation.ipynb #e1b7767c
 def check_fitted(model, name: str = "model") -> None:

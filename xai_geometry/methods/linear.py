@@ -13,7 +13,7 @@ from ..explanation import Explanation, background_sample
 from .exact import Exact, check_interactions, diagonal_interactions
 from .agnostic import _stored_rows
 from ..reading import model_output
-from ..validation import check_points, estimator_type
+from ..validation import as_rows, check_points, estimator_type
 
 # %% auto #0
 __all__ = ['LinearShapley', 'LinearPrepared']
@@ -101,7 +101,7 @@ class LinearPrepared:
         self.names = [str(c) for c in names] if names is not None else [f"x{j}" for j in range(B.shape[1])]
 
     def __call__(self, X) -> Explanation:
-        X = X.to_frame().T.infer_objects() if isinstance(X, pd.Series) else X    # one Series is one row
+        X = as_rows(X)                                                    # one Series is one row
         A = check_points(self.model, X, "X")
         V = (A - self.mean)[:, :, None] * self.W.T[None]                  # (n, d, T): w_j (x_j − mean_B x_j)
         data = pd.DataFrame(A, columns=self.names, index=X.index if isinstance(X, pd.DataFrame) else None)

@@ -11,7 +11,7 @@ from sklearn.base import is_classifier
 from sklearn.utils.validation import check_is_fitted
 
 from .shapley import TreeEnsemble, tree_output
-from ..validation import check_features
+from ..validation import as_rows, check_features
 
 # %% auto #0
 __all__ = ['FORESTS', 'BOOSTING', 'HIST', 'TREE_MODELS', 'tree_refusal', 'TreeModel', 'read_trees', 'Prepared']
@@ -187,9 +187,6 @@ def read_trees(model) -> TreeModel:
 from ..explanation import Explanation
 from .shapley import interventional_shapley, path_dependent_shapley, path_dependent_base, prepare_background
 
-def _as_rows(X):
-    "One pandas Series is one row."
-    return X.to_frame().T.infer_objects() if isinstance(X, pd.Series) else X
 
 class Prepared:
     "A tree model's exact Shapley values, set up once: `Prepared(model, background=B)(X) -> Explanation`."
@@ -201,7 +198,7 @@ class Prepared:
         self.model, ens = model, self.trees_.ensemble
         if background is None: self.background_, self.prepared_, self.base_ = None, None, path_dependent_base(ens)
         else:
-            B = _as_rows(background)
+            B = as_rows(background)
             self.prepared_ = prepare_background(ens, self.trees_.numbers(B, "background"))
             self.background_, self.base_ = B, self.prepared_[1]
         names = getattr(model, "feature_names_in_", None)
@@ -209,7 +206,7 @@ class Prepared:
 
 # %% ../../nbs/48k_tree_models.ipynb #e9d30309
 def _call(self, X) -> Explanation:
-    X = _as_rows(X)
+    X = as_rows(X)
     tm, ens = self.trees_, self.trees_.ensemble
     Z = tm.numbers(X, "X")
     phi = path_dependent_shapley(ens, Z) if self.prepared_ is None else interventional_shapley(ens, Z, background=self.prepared_)
