@@ -20,8 +20,8 @@ from sklearn.utils.validation import check_array, column_or_1d
 # %% auto #0
 __all__ = ['AFFINE_STEPS', 'PER_FEATURE_STEPS', 'InvalidParameterError', 'Interval', 'Options', 'StrOptions', 'HasMethods',
            'check_params', 'validate_params', 'warn_deprecated', 'keyword_only', 'check_features', 'check_target',
-           'check_finite_output', 'rbf_gamma', 'check_points', 'as_rows', 'check_fitted', 'estimator_type',
-           'is_passthrough', 'check_per_feature_step', 'pipeline_parts']
+           'check_finite_output', 'rbf_gamma', 'check_points', 'as_rows', 'column_names', 'check_fitted',
+           'estimator_type', 'is_passthrough', 'check_per_feature_step', 'pipeline_parts']
 
 # %% ../nbs/08a_validation.ipynb #6fc56084
 class InvalidParameterError(ValueError, TypeError):
@@ -323,6 +323,17 @@ def check_points(net,  # a fitted estimator or network (reads n_features_in_, fe
 def as_rows(X):
     "One pandas Series is one row (a one-row frame, its values' types inferred again); anything else as it is."
     return X.to_frame().T.infer_objects() if isinstance(X, pd.Series) else X
+
+# %% ../nbs/08a_validation.ipynb #73de4e4a
+def column_names(d: int,            # the number of columns
+                  names=None,        # the caller's names, if any (any iterable; read as str)
+                  model=None,        # a fitted model whose `feature_names_in_` is read when `names` is None
+                  ) -> list[str]:
+    "Column names: `names`, else `model.feature_names_in_`, else x0 … x{d−1}; refused when their number is not d."
+    if names is None and model is not None: names = getattr(model, "feature_names_in_", None)
+    out = [str(c) for c in names] if names is not None else [f"x{j}" for j in range(int(d))]
+    if len(out) != d: raise ValueError(f"names: {len(out)} names for {d} columns")
+    return out
 
 # %% ../nbs/08a_validation.ipynb #e1b7767c
 def check_fitted(model, name: str = "model") -> None:
