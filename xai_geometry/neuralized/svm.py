@@ -10,7 +10,7 @@ from scipy.special import logsumexp
 from sklearn.utils.validation import check_is_fitted
 
 from ..validation import check_points, rbf_gamma
-from .lrp import TwoPools, PoolingWeights, LRPTerms, pool_softmax, root_value
+from .lrp import TwoPools, PoolingWeights, LRPTerms, patch, pool_softmax, root_value
 from .rules import EtaRule
 from .network import (Network, class_label, check_finite_result, dense,
                                              feature_names_from)
@@ -34,7 +34,7 @@ def check_rbf_model(model, types: tuple, what: str) -> float:
     if not np.isfinite(gamma) or gamma <= 0: raise ValueError(f"the model's effective gamma must be positive, got {gamma}")
     return gamma
 
-# %% ../../nbs/21_svm.ipynb #7af3f0b9
+# %% ../../nbs/21_svm.ipynb #f0a954cc
 class SoftPoolNetwork(Network):
     """Detection / soft-max / soft-min network of a two-pool Gaussian kernel expansion (§3.1).
 
@@ -75,110 +75,125 @@ class SoftPoolNetwork(Network):
 
     def _n_members(self) -> int: return sum(self.n_support_)
 
-    def _block(self, Xb, beta, output=False, cross=False):
-        """One block of rows: centred points, ‖x_c‖², signed probabilities S = [P+ | −P−] at stiffness β, the bias
-        member's probability in each pool, g (if `output`) and the cross terms ‖x−u‖² − ‖x_c‖² (if `cross`)."""
-        mp = self.n_support_[0]; gamma = self.gamma_; th = self.theta_
-        Xc = Xb - self.pools_.centre
-        L = self.pools_.cross(Xc)                               # (n, m) ‖x − u‖² − ‖x_c‖²: the common ‖x_c‖² left out
-        xx = np.einsum("ij,ij->i", Xc, Xc)                      # ‖x_c‖², needed by the bias member only (distance 0)
-        L0 = L.copy() if cross else None
-        g = None
-        if output and beta != gamma:                            # forward log-sums at stiffness γ
-            Lg = -gamma * L + self.log_alpha_
-            b = gamma * xx + self.log_abs_theta_
-            g = (self._lse(Lg[:, :mp], b if th > 0 else None) - self._lse(Lg[:, mp:], b if th < 0 else None)) / gamma
-        L *= -beta; L += (beta / gamma) * self.log_alpha_       # logits −β z, all shifted by β‖x_c‖²
-        b = beta * xx + (beta / gamma) * self.log_abs_theta_    # the bias member's logit in the same frame
-        _, p0p, lse_p = pool_softmax(L[:, :mp], b if th > 0 else None)
-        _, p0n, lse_n = pool_softmax(L[:, mp:], b if th < 0 else None)
-        if output and beta == gamma: g = (lse_p - lse_n) / gamma
-        L[:, mp:] *= -1                                         # signed [P+ | −P−]
-        return Xc, xx, L, p0p, p0n, g, L0
-
     @staticmethod
     def _lse(logits, bias):
         "log Σ exp over a pool, with the bias member's logit (n,) when it belongs to the pool."
         A = logits if bias is None else np.hstack([logits, np.asarray(bias)[:, None]])
         return logsumexp(A, axis=1) if A.shape[1] else np.full(len(A), -np.inf)
 
-    def _refine(self, X, g):
-        "g recomputed in extended precision where |γ g| < 1e-8 (|f| at the rounding level of its terms): the sign is exact."
-        near = np.abs(self.gamma_ * g) < 1e-8
-        if near.any(): g[near] = self._log_ratio_extended(X[near]) / self.gamma_
-        return g
+# %% ../../nbs/21_svm.ipynb #06c0b301
+@patch
+def _block(self: SoftPoolNetwork, Xb, beta, output=False, cross=False):
+    """One block of rows: centred points, ‖x_c‖², signed probabilities S = [P+ | −P−] at stiffness β, the bias
+    member's probability in each pool, g (if `output`) and the cross terms ‖x−u‖² − ‖x_c‖² (if `cross`)."""
+    mp = self.n_support_[0]; gamma = self.gamma_; th = self.theta_
+    Xc = Xb - self.pools_.centre
+    L = self.pools_.cross(Xc)                               # (n, m) ‖x − u‖² − ‖x_c‖²: the common ‖x_c‖² left out
+    xx = np.einsum("ij,ij->i", Xc, Xc)                      # ‖x_c‖², needed by the bias member only (distance 0)
+    L0 = L.copy() if cross else None
+    g = None
+    if output and beta != gamma:                            # forward log-sums at stiffness γ
+        Lg = -gamma * L + self.log_alpha_
+        b = gamma * xx + self.log_abs_theta_
+        g = (self._lse(Lg[:, :mp], b if th > 0 else None) - self._lse(Lg[:, mp:], b if th < 0 else None)) / gamma
+    L *= -beta; L += (beta / gamma) * self.log_alpha_       # logits −β z, all shifted by β‖x_c‖²
+    b = beta * xx + (beta / gamma) * self.log_abs_theta_    # the bias member's logit in the same frame
+    _, p0p, lse_p = pool_softmax(L[:, :mp], b if th > 0 else None)
+    _, p0n, lse_n = pool_softmax(L[:, mp:], b if th < 0 else None)
+    if output and beta == gamma: g = (lse_p - lse_n) / gamma
+    L[:, mp:] *= -1                                         # signed [P+ | −P−]
+    return Xc, xx, L, p0p, p0n, g, L0
 
-    def _log_ratio_extended(self, X):
-        "log A+ − log A− by direct differences in extended precision (np.longdouble), for points near the boundary."
-        L = np.longdouble; out = np.empty(len(X))
-        def lse(U, la, bias):
-            t = [la.astype(L)[None, :] - L(self.gamma_) * ((Xb[:, None, :].astype(L) - U[None].astype(L)) ** 2).sum(-1)]
-            if bias: t.append(np.full((len(Xb), 1), np.log(L(abs(self.theta_)))))
-            T = np.hstack(t); mx = T.max(axis=1, keepdims=True)
-            return (mx + np.log(np.exp(T - mx).sum(axis=1, keepdims=True)))[:, 0]
-        for s in range(0, len(X), 256):
-            Xb = X[s:s + 256]
-            out[s:s + 256] = (lse(self.support_pos_, np.log(self.alpha_pos_), self.theta_ > 0)
-                              - lse(self.support_neg_, np.log(self.alpha_neg_), self.theta_ < 0)).astype(float)
-        return out
+# %% ../../nbs/21_svm.ipynb #47a53926
+@patch
+def _refine(self: SoftPoolNetwork, X, g):
+    "g recomputed in extended precision where |γ g| < 1e-8 (|f| at the rounding level of its terms): the sign is exact."
+    near = np.abs(self.gamma_ * g) < 1e-8
+    if near.any(): g[near] = self._log_ratio_extended(X[near]) / self.gamma_
+    return g
 
-    def decision_function(self, X) -> np.ndarray:
-        "Output g(x) = smin_j smax_i z_ij = γ⁻¹ log(A+/A−) of the network, (n,); sign g = sign f."
-        X = self.check_rows(X); out = np.empty(len(X))
-        with self._threads(), np.errstate(over="ignore", invalid="ignore"):
-            for b in self._blocks(len(X)): out[b] = self._block(X[b], self.gamma_, output=True)[5]
-        out = self._refine(X, out)
-        self._finite(X, out)
-        return out
+@patch
+def _log_ratio_extended(self: SoftPoolNetwork, X):
+    "log A+ − log A− by direct differences in extended precision (np.longdouble), for points near the boundary."
+    L = np.longdouble; out = np.empty(len(X))
+    def lse(U, la, bias):
+        t = [la.astype(L)[None, :] - L(self.gamma_) * ((Xb[:, None, :].astype(L) - U[None].astype(L)) ** 2).sum(-1)]
+        if bias: t.append(np.full((len(Xb), 1), np.log(L(abs(self.theta_)))))
+        T = np.hstack(t); mx = T.max(axis=1, keepdims=True)
+        return (mx + np.log(np.exp(T - mx).sum(axis=1, keepdims=True)))[:, 0]
+    for s in range(0, len(X), 256):
+        Xb = X[s:s + 256]
+        out[s:s + 256] = (lse(self.support_pos_, np.log(self.alpha_pos_), self.theta_ > 0)
+                          - lse(self.support_neg_, np.log(self.alpha_neg_), self.theta_ < 0)).astype(float)
+    return out
 
-    def log_ratio(self, X) -> np.ndarray:
-        "log A+(x) − log A−(x) = γ·g(x), (n,)."
-        return self.gamma_ * self.decision_function(X)
+# %% ../../nbs/21_svm.ipynb #fce5e60b
+@patch
+def decision_function(self: SoftPoolNetwork, X) -> np.ndarray:
+    "Output g(x) = smin_j smax_i z_ij = γ⁻¹ log(A+/A−) of the network, (n,); sign g = sign f."
+    X = self.check_rows(X); out = np.empty(len(X))
+    with self._threads(), np.errstate(over="ignore", invalid="ignore"):
+        for b in self._blocks(len(X)): out[b] = self._block(X[b], self.gamma_, output=True)[5]
+    out = self._refine(X, out)
+    self._finite(X, out)
+    return out
 
-    def predict(self, X) -> np.ndarray:
-        "Labels from the sign of g; g = 0 (f = 0) goes to classes_[1], as libsvm does."
-        return self.classes_[(self.decision_function(X) >= 0).astype(int)]
+@patch
+def log_ratio(self: SoftPoolNetwork, X) -> np.ndarray:
+    "log A+(x) − log A−(x) = γ·g(x), (n,)."
+    return self.gamma_ * self.decision_function(X)
 
-    def pooling_weights(self, X, *, beta: float | None = None) -> PoolingWeights:
-        """Pooling probabilities of eq. (3) at stiffness β (default γ): P+ (n, m+), P− (n, m−) and the virtual bias
-        member's probability in C+ and in C− (n,) each (0 in the pool it does not belong to)."""
-        X = self.check_rows(X); beta = self.rule(beta=beta).beta; mp = self.n_support_[0]
-        S = np.empty((len(X), sum(self.n_support_))); p0p = np.empty(len(X)); p0n = np.empty(len(X))
-        with self._threads(), np.errstate(over="ignore", invalid="ignore"):
-            for b in self._blocks(len(X)): _, _, S[b], p0p[b], p0n[b], _, _ = self._block(X[b], beta)
-        self._finite(X, S, p0p, p0n)
-        return PoolingWeights(S[:, :mp], -S[:, mp:], p0p, p0n)
+@patch
+def predict(self: SoftPoolNetwork, X) -> np.ndarray:
+    "Labels from the sign of g; g = 0 (f = 0) goes to classes_[1], as libsvm does."
+    return self.classes_[(self.decision_function(X) >= 0).astype(int)]
 
-    def _relevance_of(self, X: np.ndarray, rule: EtaRule) -> np.ndarray:
-        "Relevance E_η (n, d) of eq. (6) of checked rows, linear-time form; positive = evidence for classes_[1]."
-        E = np.empty_like(X)
-        with self._threads(), np.errstate(over="ignore", invalid="ignore"):
-            for b in self._blocks(len(X)):
-                Xc, _, S, p0p, p0n, _, _ = self._block(X[b], rule.beta)
-                E[b] = rule.relevance(self.pools_, X[b], S, p0p, p0n, Xc)
-        self._finite(X, E)
-        return E
+# %% ../../nbs/21_svm.ipynb #1a7e1c19
+@patch
+def pooling_weights(self: SoftPoolNetwork, X, *, beta: float | None = None) -> PoolingWeights:
+    """Pooling probabilities of eq. (3) at stiffness β (default γ): P+ (n, m+), P− (n, m−) and the virtual bias
+    member's probability in C+ and in C− (n,) each (0 in the pool it does not belong to)."""
+    X = self.check_rows(X); beta = self.rule(beta=beta).beta; mp = self.n_support_[0]
+    S = np.empty((len(X), sum(self.n_support_))); p0p = np.empty(len(X)); p0n = np.empty(len(X))
+    with self._threads(), np.errstate(over="ignore", invalid="ignore"):
+        for b in self._blocks(len(X)): _, _, S[b], p0p[b], p0n[b], _, _ = self._block(X[b], beta)
+    self._finite(X, S, p0p, p0n)
+    return PoolingWeights(S[:, :mp], -S[:, mp:], p0p, p0n)
 
-    def _terms(self, X: np.ndarray, rule: EtaRule) -> LRPTerms:
-        "E_η of checked rows with its conservation law (the LRP notebook): relevance.sum(1) + root + gap = g."
-        n = len(X); E = np.empty_like(X); g = np.empty(n); root = np.empty(n); M = np.empty(n)
-        with self._threads(), np.errstate(over="ignore", invalid="ignore"):
-            for b in self._blocks(n):
-                Xb = X[b]
-                Xc, xx, S, p0p, p0n, g[b], L0 = self._block(Xb, rule.beta, output=True, cross=True)
-                E[b] = rule.relevance(self.pools_, Xb, S, p0p, p0n, Xc)
-                dp = p0p - p0n                                          # the bias member's signed probability
-                Sb = (S @ self.log_alpha_ + dp * self.log_abs_theta_) / self.gamma_      # Σ_ij p_i p_j b_ij
-                root[b] = root_value(self.pools_, Xb, S, rule.eta, p0p, p0n, Sb)
-                # Σ_ij p_i p_j z_ij(x) = E_p−[z⁻] − E_p+[z⁺]; the members' ‖x_c‖² cancel except against the bias member
-                M[b] = np.where(dp == 0, 0.0, dp * xx) - np.einsum("ij,ij->i", S, L0) + Sb
-        g = self._refine(X, g)
-        gap = g - M
-        self._finite(X, E, g, root, gap)
-        return LRPTerms(E, g, root, gap)
+# %% ../../nbs/21_svm.ipynb #5bb07061
+@patch
+def _relevance_of(self: SoftPoolNetwork, X: np.ndarray, rule: EtaRule) -> np.ndarray:
+    "Relevance E_η (n, d) of eq. (6) of checked rows, linear-time form; positive = evidence for classes_[1]."
+    E = np.empty_like(X)
+    with self._threads(), np.errstate(over="ignore", invalid="ignore"):
+        for b in self._blocks(len(X)):
+            Xc, _, S, p0p, p0n, _, _ = self._block(X[b], rule.beta)
+            E[b] = rule.relevance(self.pools_, X[b], S, p0p, p0n, Xc)
+    self._finite(X, E)
+    return E
 
-    def _output_words(self) -> str:
-        return f"network_output g(x) = γ⁻¹ log(A⁺/A⁻) of the SVM (> 0: {class_label(self.classes_[1])})"
+@patch
+def _terms(self: SoftPoolNetwork, X: np.ndarray, rule: EtaRule) -> LRPTerms:
+    "E_η of checked rows with its conservation law (the LRP notebook): relevance.sum(1) + root + gap = g."
+    n = len(X); E = np.empty_like(X); g = np.empty(n); root = np.empty(n); M = np.empty(n)
+    with self._threads(), np.errstate(over="ignore", invalid="ignore"):
+        for b in self._blocks(n):
+            Xb = X[b]
+            Xc, xx, S, p0p, p0n, g[b], L0 = self._block(Xb, rule.beta, output=True, cross=True)
+            E[b] = rule.relevance(self.pools_, Xb, S, p0p, p0n, Xc)
+            dp = p0p - p0n                                          # the bias member's signed probability
+            Sb = (S @ self.log_alpha_ + dp * self.log_abs_theta_) / self.gamma_      # Σ_ij p_i p_j b_ij
+            root[b] = root_value(self.pools_, Xb, S, rule.eta, p0p, p0n, Sb)
+            # Σ_ij p_i p_j z_ij(x) = E_p−[z⁻] − E_p+[z⁺]; the members' ‖x_c‖² cancel except against the bias member
+            M[b] = np.where(dp == 0, 0.0, dp * xx) - np.einsum("ij,ij->i", S, L0) + Sb
+    g = self._refine(X, g)
+    gap = g - M
+    self._finite(X, E, g, root, gap)
+    return LRPTerms(E, g, root, gap)
+
+@patch
+def _output_words(self: SoftPoolNetwork) -> str:
+    return f"network_output g(x) = γ⁻¹ log(A⁺/A⁻) of the SVM (> 0: {class_label(self.classes_[1])})"
 
 # %% ../../nbs/21_svm.ipynb #b70afb5f
 class NeuralizedSVM(SoftPoolNetwork):
