@@ -10,7 +10,7 @@ import pandas as pd
 import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
-from .lrp import TwoPools, PoolingWeights, LRPTerms, root_value
+from .lrp import TwoPools, PoolingWeights, LRPTerms, patch, root_value
 from .rules import BandRule
 from .network import Network, class_label, dense, feature_names_from
 
@@ -43,7 +43,7 @@ def check_knn(model,
     if getattr(model, "outputs_2d_", False): raise ValueError("multi-output k-NN cannot be neuralized" + ELSEWHERE)
     return int(k)
 
-# %% ../../nbs/22_knn.ipynb #5daea1d1
+# %% ../../nbs/22_knn.ipynb #57b7ecc3
 class NeuralizedKNN(Network):
     """A fitted binary k-NN classifier (euclidean, odd k, uniform weights) as the rank-pooling network of §3.2.
 
@@ -85,9 +85,6 @@ class NeuralizedKNN(Network):
 
     def _n_members(self) -> int: return sum(self.n_pool_)
 
-    def _output_words(self) -> str:
-        return f"network_output g(x) = d_q⁻² − d_q⁺² of the k-NN (q = {self.q_}; > 0: {class_label(self.classes_[1])})"
-
     @staticmethod
     def _nearest(D, r):
         "Indices (n, r) and values of the r smallest columns of D per row, sorted by (value, column)."
@@ -98,76 +95,92 @@ class NeuralizedKNN(Network):
         o = np.argsort(d, axis=1, kind="stable")
         return np.take_along_axis(idx, o, axis=1), np.take_along_axis(d, o, axis=1)
 
-    def _block(self, Xb, depth):
-        """The `depth` nearest members of each pool (indices and values ‖x − u‖² − ‖x‖², nearest first) and g. The
-        common ‖x‖² is left out (`TwoPools.cross_raw`): ranks and g = d_q⁻² − d_q⁺² do not depend on it, and without
-        it they stay finite and exact far from the data; uncentred, like scikit-learn, so that ties on grids stay exact."""
-        mp = self.pools_.n_pos; q = self.q_
-        D = self.pools_.cross_raw(Xb)
-        ip, dp = self._nearest(D[:, :mp], depth)
-        i_n, dn = self._nearest(D[:, mp:], depth)
-        return ip, dp, i_n, dn, dn[:, q - 1] - dp[:, q - 1]
+# %% ../../nbs/22_knn.ipynb #96747619
+@patch
+def _block(self: NeuralizedKNN, Xb, depth):
+    """The `depth` nearest members of each pool (indices and values ‖x − u‖² − ‖x‖², nearest first) and g. The
+    common ‖x‖² is left out (`TwoPools.cross_raw`): ranks and g = d_q⁻² − d_q⁺² do not depend on it, and without
+    it they stay finite and exact far from the data; uncentred, like scikit-learn, so that ties on grids stay exact."""
+    mp = self.pools_.n_pos; q = self.q_
+    D = self.pools_.cross_raw(Xb)
+    ip, dp = self._nearest(D[:, :mp], depth)
+    i_n, dn = self._nearest(D[:, mp:], depth)
+    return ip, dp, i_n, dn, dn[:, q - 1] - dp[:, q - 1]
 
-    def decision_function(self, X) -> np.ndarray:
-        "g(x) = d_q⁻(x)² − d_q⁺(x)², the rank-pooling network's output (n,); > 0 means classes_[1]."
-        X = self.check_rows(X); out = np.empty(len(X))
-        with self._threads(), np.errstate(over="ignore", invalid="ignore"):
-            for b in self._blocks(len(X)): out[b] = self._block(X[b], self.q_)[-1]
-        self._finite(X, out)
-        return out
+# %% ../../nbs/22_knn.ipynb #0f94b7eb
+@patch
+def decision_function(self: NeuralizedKNN, X) -> np.ndarray:
+    "g(x) = d_q⁻(x)² − d_q⁺(x)², the rank-pooling network's output (n,); > 0 means classes_[1]."
+    X = self.check_rows(X); out = np.empty(len(X))
+    with self._threads(), np.errstate(over="ignore", invalid="ignore"):
+        for b in self._blocks(len(X)): out[b] = self._block(X[b], self.q_)[-1]
+    self._finite(X, out)
+    return out
 
-    def predict(self, X) -> np.ndarray:
-        "Labels from the sign of g; on exact ties (g = 0) the fitted model's own vote (see the tie rule)."
-        X = self.check_rows(X)
-        g = self.decision_function(X)
-        out = self.classes_[(g > 0).astype(int)]
-        tie = g == 0
-        if tie.any():
-            Xt = X[tie]
-            if hasattr(self.model_, "feature_names_in_"): Xt = pd.DataFrame(Xt, columns=self.model_.feature_names_in_)
-            out[tie] = self.model_.predict(Xt)
-        return out
+@patch
+def predict(self: NeuralizedKNN, X) -> np.ndarray:
+    "Labels from the sign of g; on exact ties (g = 0) the fitted model's own vote (see the tie rule)."
+    X = self.check_rows(X)
+    g = self.decision_function(X)
+    out = self.classes_[(g > 0).astype(int)]
+    tie = g == 0
+    if tie.any():
+        Xt = X[tie]
+        if hasattr(self.model_, "feature_names_in_"): Xt = pd.DataFrame(Xt, columns=self.model_.feature_names_in_)
+        out[tie] = self.model_.predict(Xt)
+    return out
 
-    def _band(self, ip, i_n, rule, n):
-        "Sparse signed pooling matrix [P+ | −P−] (n, m) with uniform weights on the band of ranks q−κ..q+κ (`BandRule.band`)."
-        mp, mn = self.n_pool_
-        cols, vals = [], []
-        for idx, off, sign in ((ip, 0, 1.0), (i_n, mp, -1.0)):
-            band = rule.band(idx, self.q_)                            # ranks q−κ .. q+κ (clipped to the class size)
-            cols.append(band + off); vals.append(np.full(band.shape, sign / band.shape[1]))
-        C = np.hstack(cols); V = np.hstack(vals)
-        return sp.csr_matrix((V.ravel(), C.ravel(), np.arange(0, C.size + 1, C.shape[1])), shape=(n, mp + mn))
+@patch
+def _output_words(self: NeuralizedKNN) -> str:
+    return f"network_output g(x) = d_q⁻² − d_q⁺² of the k-NN (q = {self.q_}; > 0: {class_label(self.classes_[1])})"
 
-    def pooling_weights(self, X, *, kappa: int | None = None) -> PoolingWeights:
-        "Pooling probabilities of eq. (4): P+ (n, m+), P− (n, m−) uniform on each class's index band; no bias member."
-        X = self.check_rows(X); rule = self.rule(kappa=kappa); depth = rule.depth(self.q_)
-        with self._threads(), np.errstate(over="ignore", invalid="ignore"):
-            S = sp.vstack([self._band(*self._block(X[b], depth)[0:3:2], rule, len(X[b])) for b in self._blocks(len(X))])
-        S = S.toarray(); mp = self.n_pool_[0]; zero = np.zeros(len(X))
-        return PoolingWeights(S[:, :mp], -S[:, mp:], zero, zero.copy())
+# %% ../../nbs/22_knn.ipynb #8a6259b1
+@patch
+def _band(self: NeuralizedKNN, ip, i_n, rule, n):
+    "Sparse signed pooling matrix [P+ | −P−] (n, m) with uniform weights on the band of ranks q−κ..q+κ (`BandRule.band`)."
+    mp, mn = self.n_pool_
+    cols, vals = [], []
+    for idx, off, sign in ((ip, 0, 1.0), (i_n, mp, -1.0)):
+        band = rule.band(idx, self.q_)                            # ranks q−κ .. q+κ (clipped to the class size)
+        cols.append(band + off); vals.append(np.full(band.shape, sign / band.shape[1]))
+    C = np.hstack(cols); V = np.hstack(vals)
+    return sp.csr_matrix((V.ravel(), C.ravel(), np.arange(0, C.size + 1, C.shape[1])), shape=(n, mp + mn))
 
-    def _relevance_of(self, X: np.ndarray, rule: BandRule) -> np.ndarray:
-        "Relevance E_η (n, d) of eq. (6) with the band pooling of eq. (4); positive = evidence for classes_[1]."
-        return self._explain(X, rule, terms=False)
+@patch
+def pooling_weights(self: NeuralizedKNN, X, *, kappa: int | None = None) -> PoolingWeights:
+    "Pooling probabilities of eq. (4): P+ (n, m+), P− (n, m−) uniform on each class's index band; no bias member."
+    X = self.check_rows(X); rule = self.rule(kappa=kappa); depth = rule.depth(self.q_)
+    with self._threads(), np.errstate(over="ignore", invalid="ignore"):
+        S = sp.vstack([self._band(*self._block(X[b], depth)[0:3:2], rule, len(X[b])) for b in self._blocks(len(X))])
+    S = S.toarray(); mp = self.n_pool_[0]; zero = np.zeros(len(X))
+    return PoolingWeights(S[:, :mp], -S[:, mp:], zero, zero.copy())
 
-    def _terms(self, X: np.ndarray, rule: BandRule) -> LRPTerms:
-        "E_η with its conservation law: relevance.sum(1) + root + gap = g; root = gap = 0 for η = 1, κ = 0."
-        return self._explain(X, rule, terms=True)
+# %% ../../nbs/22_knn.ipynb #714000c6
+@patch
+def _relevance_of(self: NeuralizedKNN, X: np.ndarray, rule: BandRule) -> np.ndarray:
+    "Relevance E_η (n, d) of eq. (6) with the band pooling of eq. (4); positive = evidence for classes_[1]."
+    return self._explain(X, rule, terms=False)
 
-    def _explain(self, X, rule, terms):
-        n = len(X); E = np.empty_like(X); g = np.empty(n); root = np.empty(n); M = np.empty(n)
-        depth = rule.depth(self.q_)
-        with self._threads(), np.errstate(over="ignore", invalid="ignore"):
-            for b in self._blocks(n):
-                ip, dp, i_n, dn, g[b] = self._block(X[b], depth)
-                S = self._band(ip, i_n, rule, len(ip))
-                E[b] = rule.relevance(self.pools_, X[b], S)
-                if terms:                     # Σ_ij p_i p_j z_ij(x) = band mean of d⁻² − band mean of d⁺² (‖x‖² cancels)
-                    M[b] = rule.band(dn, self.q_).mean(1) - rule.band(dp, self.q_).mean(1)
-                    root[b] = root_value(self.pools_, X[b], S, rule.eta)
-        if not terms:
-            self._finite(X, E)
-            return E
-        gap = g - M
-        self._finite(X, E, g, root, gap)
-        return LRPTerms(E, g, root, gap)
+@patch
+def _terms(self: NeuralizedKNN, X: np.ndarray, rule: BandRule) -> LRPTerms:
+    "E_η with its conservation law: relevance.sum(1) + root + gap = g; root = gap = 0 for η = 1, κ = 0."
+    return self._explain(X, rule, terms=True)
+
+@patch
+def _explain(self: NeuralizedKNN, X, rule, terms):
+    n = len(X); E = np.empty_like(X); g = np.empty(n); root = np.empty(n); M = np.empty(n)
+    depth = rule.depth(self.q_)
+    with self._threads(), np.errstate(over="ignore", invalid="ignore"):
+        for b in self._blocks(n):
+            ip, dp, i_n, dn, g[b] = self._block(X[b], depth)
+            S = self._band(ip, i_n, rule, len(ip))
+            E[b] = rule.relevance(self.pools_, X[b], S)
+            if terms:                     # Σ_ij p_i p_j z_ij(x) = band mean of d⁻² − band mean of d⁺² (‖x‖² cancels)
+                M[b] = rule.band(dn, self.q_).mean(1) - rule.band(dp, self.q_).mean(1)
+                root[b] = root_value(self.pools_, X[b], S, rule.eta)
+    if not terms:
+        self._finite(X, E)
+        return E
+    gap = g - M
+    self._finite(X, E, g, root, gap)
+    return LRPTerms(E, g, root, gap)
