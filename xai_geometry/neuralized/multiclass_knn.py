@@ -9,7 +9,7 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
-from .lrp import LRPTerms
+from .lrp import LRPTerms, patch
 from .rules import BandRule
 from .network import Network
 from .knn import NeuralizedKNN
@@ -18,7 +18,7 @@ from .manhattan_knn import MANHATTAN, NeuralizedManhattanKNN
 # %% auto #0
 __all__ = ['NeuralizedMulticlassKNN']
 
-# %% ../../nbs/22a_multiclass_knn.ipynb #93bfff0d
+# %% ../../nbs/22a_multiclass_knn.ipynb #6d53c51f
 class NeuralizedMulticlassKNN(Network):
     """A fitted k-NN classifier with three or more classes as one binary network per class, class c against the rest:
     `NeuralizedKNN` (euclidean; rule `BandRule`, η and κ) or `NeuralizedManhattanKNN` (Manhattan; rule `L1BandRule`, κ).
@@ -55,27 +55,35 @@ class NeuralizedMulticlassKNN(Network):
 
     def _n_members(self) -> int: return self.networks_[0]._n_members()
 
-    def decision_function(self, X) -> np.ndarray:
-        "g_c(x) for every class (n, K); > 0 exactly when at least q of the k neighbours are of class c."
-        X = self.check_rows(X)
-        return np.column_stack([net.decision_function(X) for net in self.networks_])
+# %% ../../nbs/22a_multiclass_knn.ipynb #8c9a197a
+@patch
+def decision_function(self: NeuralizedMulticlassKNN, X) -> np.ndarray:
+    "g_c(x) for every class (n, K); > 0 exactly when at least q of the k neighbours are of class c."
+    X = self.check_rows(X)
+    return np.column_stack([net.decision_function(X) for net in self.networks_])
 
-    def _terms(self, X: np.ndarray, rule: BandRule) -> LRPTerms:
-        "Every class at once: relevance (n, d, K), output, root and gap (n, K); relevance.sum(1) + root + gap = output."
-        T = [net._terms(X, rule) for net in self.networks_]
-        return LRPTerms(np.stack([t.relevance for t in T], axis=2), *(np.column_stack([getattr(t, f) for t in T])
-                                                                     for f in ("output", "root", "gap")))
+# %% ../../nbs/22a_multiclass_knn.ipynb #dfa0364f
+@patch
+def _terms(self: NeuralizedMulticlassKNN, X: np.ndarray, rule: BandRule) -> LRPTerms:
+    "Every class at once: relevance (n, d, K), output, root and gap (n, K); relevance.sum(1) + root + gap = output."
+    T = [net._terms(X, rule) for net in self.networks_]
+    return LRPTerms(np.stack([t.relevance for t in T], axis=2), *(np.column_stack([getattr(t, f) for t in T])
+                                                                 for f in ("output", "root", "gap")))
 
-    def explain_all_terms(self, X, rule=None, **params) -> LRPTerms:
-        "Every class at once: relevance (n, d, K), output, root and gap (n, K); relevance.sum(1) + root + gap = output."
-        return self.explain_terms(X, rule, **params)
+@patch
+def explain_all_terms(self: NeuralizedMulticlassKNN, X, rule=None, **params) -> LRPTerms:
+    "Every class at once: relevance (n, d, K), output, root and gap (n, K); relevance.sum(1) + root + gap = output."
+    return self.explain_terms(X, rule, **params)
 
-    def _output_words(self) -> str:
-        if self.metric_ == "manhattan":
-            return f"network_output g_c(x) = d_q^(¬c) − d_q^c of the Manhattan k-NN (ℓ1), class c against the rest (q = {self.q_})"
-        return f"network_output g_c(x) = d_q^(¬c)² − d_q^c² of the k-NN, class c against the rest (q = {self.q_})"
+# %% ../../nbs/22a_multiclass_knn.ipynb #43f20ea8
+@patch
+def _output_words(self: NeuralizedMulticlassKNN) -> str:
+    if self.metric_ == "manhattan":
+        return f"network_output g_c(x) = d_q^(¬c) − d_q^c of the Manhattan k-NN (ℓ1), class c against the rest (q = {self.q_})"
+    return f"network_output g_c(x) = d_q^(¬c)² − d_q^c² of the k-NN, class c against the rest (q = {self.q_})"
 
-    def describe(self, rule=None) -> tuple:
-        rule = self.rule(rule)
-        if self.metric_ == "manhattan": return self._output_words(), f"exact ℓ1 relevance, one network per class, κ = {rule.kappa}"
-        return self._output_words(), f"LRP (Bley et al.), one network per class, η = {rule.eta:.3g}, κ = {rule.kappa}"
+@patch
+def describe(self: NeuralizedMulticlassKNN, rule=None) -> tuple:
+    rule = self.rule(rule)
+    if self.metric_ == "manhattan": return self._output_words(), f"exact ℓ1 relevance, one network per class, κ = {rule.kappa}"
+    return self._output_words(), f"LRP (Bley et al.), one network per class, η = {rule.eta:.3g}, κ = {rule.kappa}"
