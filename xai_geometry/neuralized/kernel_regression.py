@@ -12,14 +12,30 @@ import pandas as pd
 from scipy.linalg import solve
 
 from ..validation import check_params, StrOptions
-from .lrp import NETWORK_OPTIONS, Float
+from .lrp import NETWORK_OPTIONS, Float, patch
 from .network import dense, feature_names_from
 from .svm import SoftPoolNetwork, check_rbf_model
 
 # %% auto #0
 __all__ = ['NeuralizedKernelRegression', 'default_level']
 
-# %% ../../nbs/23_kernel_regression.ipynb #2d8b2d75
+# %% ../../nbs/23_kernel_regression.ipynb #65f08788
+def _recentred(U: np.ndarray,     # (n, d) the KernelRidge's training rows
+               coef: np.ndarray,  # (n,) its dual coefficients α
+               ridge,             # its penalty λ (model.alpha), a scalar
+               gamma: float,      # its effective kernel width γ
+               level: float,      # the contour level c
+              ) -> tuple:
+    "(α′, Δα): α′ = α − c·Δα, Δα = (K + λI)⁻¹1, the coefficients of the model refitted on y − c."
+    from sklearn.metrics.pairwise import rbf_kernel
+    K = rbf_kernel(U, gamma=gamma)                        # the training Gram matrix, as KernelRidge built it
+    lam = np.atleast_1d(np.asarray(ridge, dtype=float))
+    if lam.size != 1: raise ValueError("recentre needs a scalar ridge penalty model.alpha")
+    K[np.diag_indices_from(K)] += lam[0]
+    delta_alpha = solve(K, np.ones(len(U)), assume_a="pos")   # Δα = (K + λI)⁻¹ 1
+    return coef - level * delta_alpha, delta_alpha
+
+# %% ../../nbs/23_kernel_regression.ipynb #7e678c96
 class NeuralizedKernelRegression(SoftPoolNetwork):
     """A fitted Gaussian `KernelRidge` or `SVR` (or `NuSVR`) as a two-pool network whose decision boundary is
     a contour level c of the regression function (§5, eq. 8).
@@ -52,14 +68,7 @@ class NeuralizedKernelRegression(SoftPoolNetwork):
             if coef.ndim == 2 and coef.shape[1] != 1:
                 raise ValueError(f"multi-output KernelRidge ({coef.shape[1]} targets) is not supported: fit one model per target")
             coef = coef.ravel(); U = dense(model.X_fit_, "the model's training points"); theta = 0.0
-            if method == "recentre":
-                from sklearn.metrics.pairwise import rbf_kernel
-                K = rbf_kernel(U, gamma=gamma)                        # the training Gram matrix, as KernelRidge built it
-                lam = np.atleast_1d(np.asarray(model.alpha, dtype=float))
-                if lam.size != 1: raise ValueError("recentre needs a scalar ridge penalty model.alpha")
-                K[np.diag_indices_from(K)] += lam[0]
-                self.delta_alpha_ = solve(K, np.ones(len(U)), assume_a="pos")   # Δα = (K + λI)⁻¹ 1
-                coef = coef - level * self.delta_alpha_
+            if method == "recentre": coef, self.delta_alpha_ = _recentred(U, coef, model.alpha, gamma, level)
             else:
                 theta = -level
         else:
@@ -75,21 +84,23 @@ class NeuralizedKernelRegression(SoftPoolNetwork):
         self.coef_ = coef                                  # the (possibly re-centred) α′, in the model's row order
         feature_names_from(self, model)
 
-    def regression_function(self, X) -> np.ndarray:
-        "The shifted regression function the network represents: f(x) − c (bias) or f′(x) (recentre), (n,)."
-        X = self.check_rows(X)
-        Xc = X - self.pools_.centre; mp = self.n_support_[0]
-        out = np.full(len(X), self.theta_)
-        with np.errstate(over="ignore"):
-            for b in self._blocks(len(X)):
-                K = np.exp(-self.gamma_ * self.pools_.sqdist(Xc[b]))   # distances overflowing to +inf give kernel 0
-                out[b] += K[:, :mp] @ self.alpha_pos_ - K[:, mp:] @ self.alpha_neg_
-        self._finite(X, out)
-        return out
+# %% ../../nbs/23_kernel_regression.ipynb #f48abc29
+@patch
+def regression_function(self: NeuralizedKernelRegression, X) -> np.ndarray:
+    "The shifted regression function the network represents: f(x) − c (bias) or f′(x) (recentre), (n,)."
+    X = self.check_rows(X)
+    Xc = X - self.pools_.centre; mp = self.n_support_[0]
+    out = np.full(len(X), self.theta_)
+    with np.errstate(over="ignore"):
+        for b in self._blocks(len(X)):
+            K = np.exp(-self.gamma_ * self.pools_.sqdist(Xc[b]))   # distances overflowing to +inf give kernel 0
+            out[b] += K[:, :mp] @ self.alpha_pos_ - K[:, mp:] @ self.alpha_neg_
+    self._finite(X, out)
+    return out
 
-
-    def _output_words(self) -> str:
-        return f"network_output g(x) of the regression at level c = {self.level:.3g} (> 0: f(x) > c)"
+@patch
+def _output_words(self: NeuralizedKernelRegression) -> str:
+    return f"network_output g(x) of the regression at level c = {self.level:.3g} (> 0: f(x) > c)"
 
 # %% ../../nbs/23_kernel_regression.ipynb #e4a6c8b0
 def default_level(model,            # fitted KernelRidge, SVR or NuSVR, or a Pipeline ending in one
