@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .lrp import LRPTerms
+from .lrp import LRPTerms, patch
 from .rules import EtaRule
 from .network import Network, dense, feature_names_from
 from .svm import SoftPoolNetwork, check_rbf_model
@@ -15,7 +15,46 @@ from .svm import SoftPoolNetwork, check_rbf_model
 # %% auto #0
 __all__ = ['NeuralizedMulticlassSVM']
 
-# %% ../../nbs/24_multiclass.ipynb #1e474de1
+# %% ../../nbs/24_multiclass.ipynb #d25eea33
+def _margins(V):
+    "g_c = min_{k≠c}(v_c − v_k) from votes (n, C)."
+    D = V[:, :, None] - V[:, None, :]                       # (n, c, k)
+    idx = np.arange(V.shape[1]); D[:, idx, idx] = np.inf
+    return D.min(axis=2)
+
+def _competitors(V):
+    "Q (n, C, C): Q[:, c, k] = 1/|K*_c| on the closest competitors K*_c = argmax_{k≠c} v_k of class c, else 0."
+    n, C = V.shape
+    W = np.broadcast_to(V[:, None, :], (n, C, C)).copy()
+    W[:, np.arange(C), np.arange(C)] = -np.inf
+    Q = (W == W.max(axis=2, keepdims=True)).astype(float)
+    return Q / Q.sum(axis=2, keepdims=True)
+
+# %% ../../nbs/24_multiclass.ipynb #9cb29d3b
+def _pairwise_pools(model) -> tuple:  # fitted libsvm SVC/NuSVC
+    """(pairs, pools, U): the one-vs-one pairs (a, b), a < b, in scikit-learn's order, the two pools (U+, α+, U−, α−, θ)
+    of each (f_ab > 0 votes for a), and the support vectors U (m, d)."""
+    nc = len(model.classes_); pairs, pools = [], []
+    coef = dense(model.dual_coef_, "the model's dual coefficients"); U = dense(model.support_vectors_, "the model's support vectors")
+    intercept = dense(model.intercept_, "the model's intercepts").ravel()
+    start = np.r_[0, np.cumsum(model.n_support_)]
+    p = 0
+    for a in range(nc):
+        for b in range(a + 1, nc):
+            if nc == 2:                               # binary: scikit-learn flips signs (f > 0 → classes_[1])
+                c_all, th = -coef[0], -float(intercept[0])
+                ia, ib = np.arange(start[0], start[1]), np.arange(start[1], start[2])
+                ca, cb = c_all[ia], c_all[ib]
+            else:                                     # libsvm layout: class a's SVs in row b−1, class b's in row a
+                ia, ib = np.arange(start[a], start[a + 1]), np.arange(start[b], start[b + 1])
+                ca, cb, th = coef[b - 1, ia], coef[a, ib], float(intercept[p])
+            cc = np.r_[ca, cb]; Uab = U[np.r_[ia, ib]]
+            pos, neg = cc > 0, cc < 0                 # f_ab > 0 votes for a
+            pools.append((Uab[pos], cc[pos], Uab[neg], -cc[neg], th))
+            pairs.append((a, b)); p += 1
+    return pairs, pools, U
+
+# %% ../../nbs/24_multiclass.ipynb #0e319a19
 class NeuralizedMulticlassSVM(Network):
     """A fitted one-vs-one Gaussian `SVC` (≥ 2 classes) as the five-layer network of §5 (eqs. 9–10).
 
@@ -24,6 +63,7 @@ class NeuralizedMulticlassSVM(Network):
     `relevance(X, *, target=None, eta, beta)` (n, d): relevance for class `target` (default: the predicted class);
     `explain_terms` the same with its conservation law, `explain_all_terms` for every class at once. Rule: `EtaRule`."""
     rule_type = EtaRule
+    _margins, _competitors = staticmethod(_margins), staticmethod(_competitors)
 
     def __init__(self, model, # fitted sklearn.svm.SVC or NuSVC, kernel="rbf", break_ties=False
                  *, chunk_size: int | None = None, blas_threads: int | None = 1):
@@ -33,27 +73,10 @@ class NeuralizedMulticlassSVM(Network):
         if getattr(model, "break_ties", False) and model.decision_function_shape == "ovr" and len(model.classes_) > 2:
             raise ValueError("break_ties=True: the model predicts from its one-vs-rest decision function, not from "
                              "the one-vs-one votes of eq. (9); refit with break_ties=False")
-        self.classes_ = model.classes_; nc = len(self.classes_)
-        coef = dense(model.dual_coef_, "the model's dual coefficients"); U = dense(model.support_vectors_, "the model's support vectors")
-        intercept = dense(model.intercept_, "the model's intercepts").ravel()
-        start = np.r_[0, np.cumsum(model.n_support_)]
-        self.pairs_, self.networks_ = [], []
-        p = 0
-        for a in range(nc):
-            for b in range(a + 1, nc):
-                if nc == 2:                               # binary: scikit-learn flips signs (f > 0 → classes_[1])
-                    c_all, th = -coef[0], -float(intercept[0])
-                    ia, ib = np.arange(start[0], start[1]), np.arange(start[1], start[2])
-                    ca, cb = c_all[ia], c_all[ib]
-                else:                                     # libsvm layout: class a's SVs in row b−1, class b's in row a
-                    ia, ib = np.arange(start[a], start[a + 1]), np.arange(start[b], start[b + 1])
-                    ca, cb, th = coef[b - 1, ia], coef[a, ib], float(intercept[p])
-                cc = np.r_[ca, cb]; Uab = U[np.r_[ia, ib]]
-                pos, neg = cc > 0, cc < 0                 # f_ab > 0 votes for a
-                self.networks_.append(SoftPoolNetwork(Uab[pos], cc[pos], Uab[neg], -cc[neg], th, gamma,
-                                                      classes=self.classes_[[b, a]], chunk_size=chunk_size,
-                                                      blas_threads=blas_threads))
-                self.pairs_.append((a, b)); p += 1
+        self.classes_ = model.classes_
+        self.pairs_, pools, U = _pairwise_pools(model)
+        self.networks_ = [SoftPoolNetwork(*pool, gamma, classes=self.classes_[[b, a]], chunk_size=chunk_size,
+                                          blas_threads=blas_threads) for (a, b), pool in zip(self.pairs_, pools)]
         self.gamma_ = gamma
         self.n_features_in_ = U.shape[1]
         self.centre_ = U.mean(axis=0)                     # where the support vectors are (for messages about far points)
@@ -64,98 +87,98 @@ class NeuralizedMulticlassSVM(Network):
     def _output_words(self) -> str:
         return "network_output h_c(x) = ½(G_c − Σ_k q_k G_k) of the multi-class SVM, over the pairwise g_cl"
 
-    def pairwise_decision_function(self, X) -> np.ndarray:
-        "g_ab(x) (n, n_pairs) of the pairwise networks, > 0 = a beats b, pairs in scikit-learn's order."
-        X = self.check_rows(X)
-        return np.column_stack([net.decision_function(X) for net in self.networks_])
+# %% ../../nbs/24_multiclass.ipynb #380c870a
+@patch
+def pairwise_decision_function(self: NeuralizedMulticlassSVM, X) -> np.ndarray:
+    "g_ab(x) (n, n_pairs) of the pairwise networks, > 0 = a beats b, pairs in scikit-learn's order."
+    X = self.check_rows(X)
+    return np.column_stack([net.decision_function(X) for net in self.networks_])
 
-    def _votes(self, G):
-        V = np.zeros((len(G), len(self.classes_)))
-        for p, (a, b) in enumerate(self.pairs_):
-            V[:, a] += G[:, p] > 0; V[:, b] += G[:, p] <= 0
-        return V
+@patch
+def _votes(self: NeuralizedMulticlassSVM, G):
+    V = np.zeros((len(G), len(self.classes_)))
+    for p, (a, b) in enumerate(self.pairs_):
+        V[:, a] += G[:, p] > 0; V[:, b] += G[:, p] <= 0
+    return V
 
-    def votes(self, X) -> np.ndarray:
-        "Votes v_c(x) (n, n_classes) of eq. (9) with the step σ; g_ab = 0 votes for b (as libsvm)."
-        return self._votes(self.pairwise_decision_function(X))
+@patch
+def votes(self: NeuralizedMulticlassSVM, X) -> np.ndarray:
+    "Votes v_c(x) (n, n_classes) of eq. (9) with the step σ; g_ab = 0 votes for b (as libsvm)."
+    return self._votes(self.pairwise_decision_function(X))
 
-    @staticmethod
-    def _margins(V):
-        "g_c = min_{k≠c}(v_c − v_k) from votes (n, C)."
-        D = V[:, :, None] - V[:, None, :]                       # (n, c, k)
-        idx = np.arange(V.shape[1]); D[:, idx, idx] = np.inf
-        return D.min(axis=2)
+@patch
+def decision_function(self: NeuralizedMulticlassSVM, X) -> np.ndarray:
+    "g_c(x) (n, n_classes) of eq. (10): votes for c minus those of its closest competitor."
+    return self._margins(self.votes(X))
 
-    def decision_function(self, X) -> np.ndarray:
-        "g_c(x) (n, n_classes) of eq. (10): votes for c minus those of its closest competitor."
-        return self._margins(self.votes(X))
+@patch
+def predict(self: NeuralizedMulticlassSVM, X) -> np.ndarray:
+    "The class with the largest g_c, first in `classes_` order on ties (= the SVM's vote)."
+    return self.classes_[np.argmax(self.decision_function(X), axis=1)]
 
-    def predict(self, X) -> np.ndarray:
-        "The class with the largest g_c, first in `classes_` order on ties (= the SVM's vote)."
-        return self.classes_[np.argmax(self.decision_function(X), axis=1)]
+# %% ../../nbs/24_multiclass.ipynb #8a78a611
+@patch
+def _accumulate(self: NeuralizedMulticlassSVM, X, rule, terms):
+    "Per class c the sums over its pairs: A_c = Σ_l E_cl (n, d, C) and, with `terms`, Σ_l g_cl, root_cl, gap_cl (n, C)."
+    n, C = len(X), len(self.classes_)
+    A = np.zeros((n, X.shape[1], C)); G = np.zeros((n, C)); R = np.zeros((n, C)); H = np.zeros((n, C))
+    Gp = np.empty((n, len(self.pairs_)))
+    for p, ((a, b), net) in enumerate(zip(self.pairs_, self.networks_)):   # E_ba = −E_ab (and the same for g, root, gap)
+        t = net._terms(X, rule)                                           # one pass: relevance and g_ab
+        Gp[:, p] = t.output
+        A[:, :, a] += t.relevance; A[:, :, b] -= t.relevance
+        if terms:
+            for M, v in ((G, t.output), (R, t.root), (H, t.gap)): M[:, a] += v; M[:, b] -= v
+    return A, G, R, H, self._votes(Gp)
 
-    @staticmethod
-    def _competitors(V):
-        "Q (n, C, C): Q[:, c, k] = 1/|K*_c| on the closest competitors K*_c = argmax_{k≠c} v_k of class c, else 0."
-        n, C = V.shape
-        W = np.broadcast_to(V[:, None, :], (n, C, C)).copy()
-        W[:, np.arange(C), np.arange(C)] = -np.inf
-        Q = (W == W.max(axis=2, keepdims=True)).astype(float)
-        return Q / Q.sum(axis=2, keepdims=True)
+@patch
+def _target(self: NeuralizedMulticlassSVM, target, V):
+    if target is None: return np.argmax(self._margins(V), axis=1)
+    hit = np.flatnonzero(self.classes_ == target)
+    if not len(hit): raise ValueError(f"target {target!r} is not one of classes_ {list(self.classes_)}")
+    return np.full(len(V), hit[0])
 
-    def _accumulate(self, X, rule, terms):
-        "Per class c the sums over its pairs: A_c = Σ_l E_cl (n, d, C) and, with `terms`, Σ_l g_cl, root_cl, gap_cl (n, C)."
-        n, C = len(X), len(self.classes_)
-        A = np.zeros((n, X.shape[1], C)); G = np.zeros((n, C)); R = np.zeros((n, C)); H = np.zeros((n, C))
-        Gp = np.empty((n, len(self.pairs_)))
-        for p, ((a, b), net) in enumerate(zip(self.pairs_, self.networks_)):   # E_ba = −E_ab (and the same for g, root, gap)
-            t = net._terms(X, rule)                                           # one pass: relevance and g_ab
-            Gp[:, p] = t.output
-            A[:, :, a] += t.relevance; A[:, :, b] -= t.relevance
-            if terms:
-                for M, v in ((G, t.output), (R, t.root), (H, t.gap)): M[:, a] += v; M[:, b] -= v
-        return A, G, R, H, self._votes(Gp)
+# %% ../../nbs/24_multiclass.ipynb #7c05550f
+@patch
+def relevance(self: NeuralizedMulticlassSVM, X, rule=None, *,
+            target=None,                  # class label to explain (default: each point's predicted class)
+            **params,                     # η, β of every pairwise network (default: Table 1 for γ)
+           ) -> np.ndarray:
+    "Relevance E^(c) = ½(A_c − Σ_k q_k A_k) (n, d) for class c through the five layers; positive = evidence for c."
+    X = self.check_rows(X); rule = self.rule(rule, **params)
+    with np.errstate(over="ignore", invalid="ignore"):
+        A, _, _, _, V = self._accumulate(X, rule, terms=False)
+        t = self._target(target, V); rows = np.arange(len(X))
+        q = self._competitors(V)[rows, t]                                  # (n, C)
+        E = 0.5 * (A[rows, :, t] - np.einsum("ndk,nk->nd", A, q))
+    self._finite(X, E)
+    return E
 
-    def _target(self, target, V):
-        if target is None: return np.argmax(self._margins(V), axis=1)
-        hit = np.flatnonzero(self.classes_ == target)
-        if not len(hit): raise ValueError(f"target {target!r} is not one of classes_ {list(self.classes_)}")
-        return np.full(len(V), hit[0])
+# %% ../../nbs/24_multiclass.ipynb #39e25409
+@patch
+def _all_terms(self: NeuralizedMulticlassSVM, X: np.ndarray, rule: EtaRule) -> LRPTerms:
+    """Every class at once, with the conservation law: relevance (n, d, C), output h_c = ½(G_c − Σ_k q_k G_k),
+    root and gap (n, C), G_c = Σ_l g_cl; relevance.sum(1) + root + gap = output."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        A, G, R, H, V = self._accumulate(X, rule, terms=True)
+        Q = self._competitors(V)
+        mix = lambda M: 0.5 * (M - np.einsum("nk,nck->nc", M, Q))
+        t = LRPTerms(0.5 * (A - np.einsum("ndk,nck->ndc", A, Q)), mix(G), mix(R), mix(H))
+    self._finite(X, *t)
+    return t
 
-    def relevance(self, X, rule=None, *,
-                target=None,                  # class label to explain (default: each point's predicted class)
-                **params,                     # η, β of every pairwise network (default: Table 1 for γ)
-               ) -> np.ndarray:
-        "Relevance E^(c) = ½(A_c − Σ_k q_k A_k) (n, d) for class c through the five layers; positive = evidence for c."
-        X = self.check_rows(X); rule = self.rule(rule, **params)
-        with np.errstate(over="ignore", invalid="ignore"):
-            A, _, _, _, V = self._accumulate(X, rule, terms=False)
-            t = self._target(target, V); rows = np.arange(len(X))
-            q = self._competitors(V)[rows, t]                                  # (n, C)
-            E = 0.5 * (A[rows, :, t] - np.einsum("ndk,nk->nd", A, q))
-        self._finite(X, E)
-        return E
+@patch
+def explain_all_terms(self: NeuralizedMulticlassSVM, X, rule=None, **params) -> LRPTerms:
+    "Every class at once (`_all_terms`): relevance (n, d, C), output, root and gap (n, C)."
+    return self._all_terms(self.check_rows(X), self.rule(rule, **params))
 
-    def _all_terms(self, X: np.ndarray, rule: EtaRule) -> LRPTerms:
-        """Every class at once, with the conservation law: relevance (n, d, C), output h_c = ½(G_c − Σ_k q_k G_k),
-        root and gap (n, C), G_c = Σ_l g_cl; relevance.sum(1) + root + gap = output."""
-        with np.errstate(over="ignore", invalid="ignore"):
-            A, G, R, H, V = self._accumulate(X, rule, terms=True)
-            Q = self._competitors(V)
-            mix = lambda M: 0.5 * (M - np.einsum("nk,nck->nc", M, Q))
-            t = LRPTerms(0.5 * (A - np.einsum("ndk,nck->ndc", A, Q)), mix(G), mix(R), mix(H))
-        self._finite(X, *t)
-        return t
+@patch
+def _terms(self: NeuralizedMulticlassSVM, X: np.ndarray, rule: EtaRule, target=None) -> LRPTerms:
+    t_all = self._all_terms(X, rule)
+    t = self._target(target, self.votes(X)); rows = np.arange(len(X))
+    return LRPTerms(t_all.relevance[rows, :, t], t_all.output[rows, t], t_all.root[rows, t], t_all.gap[rows, t])
 
-    def explain_all_terms(self, X, rule=None, **params) -> LRPTerms:
-        "Every class at once (`_all_terms`): relevance (n, d, C), output, root and gap (n, C)."
-        return self._all_terms(self.check_rows(X), self.rule(rule, **params))
-
-    def _terms(self, X: np.ndarray, rule: EtaRule, target=None) -> LRPTerms:
-        t_all = self._all_terms(X, rule)
-        t = self._target(target, self.votes(X)); rows = np.arange(len(X))
-        return LRPTerms(t_all.relevance[rows, :, t], t_all.output[rows, t], t_all.root[rows, t], t_all.gap[rows, t])
-
-    def explain_terms(self, X, rule=None, *, target=None, **params) -> LRPTerms:
-        "`relevance` with its conservation law: relevance (n, d), output h_c, root, gap (n,) of class `target`."
-        return self._terms(self.check_rows(X), self.rule(rule, **params), target)
+@patch
+def explain_terms(self: NeuralizedMulticlassSVM, X, rule=None, *, target=None, **params) -> LRPTerms:
+    "`relevance` with its conservation law: relevance (n, d), output h_c, root, gap (n,) of class `target`."
+    return self._terms(self.check_rows(X), self.rule(rule, **params), target)
