@@ -10,16 +10,35 @@ import pandas as pd
 from scipy.spatial.distance import cdist
 from sklearn.utils.validation import check_is_fitted
 
-from .lrp import PoolingWeights, LRPTerms
+from ..validation import column_names
+from .lrp import PoolingWeights, LRPTerms, patch
 from .rules import L1BandRule
 from .network import Network, class_label
 
 # %% auto #0
 __all__ = ['NeuralizedL1KNN']
 
-# %% ../../nbs/40_shapley_knn_relevance.ipynb #a04370b6
-_TOL = 1e-9  # distances within this relative gap are equal (as in naive_bayes.neighbors)
+# %% ../../nbs/40_shapley_knn_relevance.ipynb #3875c940
+def _ranked(D, r):
+    "Columns (n, r) of the r smallest entries of each row of D, sorted by (value, column)."
+    m = D.shape[1]; r = min(r, m)
+    if r < m:
+        idx = np.argpartition(D, r - 1, axis=1)[:, :r]
+        kth = np.take_along_axis(D, idx, 1).max(axis=1)
+        less = D < kth[:, None]
+        amb = np.flatnonzero(less.sum(axis=1) + (D == kth[:, None]).sum(axis=1) > r)
+        if len(amb):   # exact ties at the cut: argpartition may keep any of them; keep the lowest columns
+            eq = D[amb] == kth[amb, None]
+            need = r - less[amb].sum(axis=1)
+            sel = less[amb] | (eq & (np.cumsum(eq, axis=1) <= need[:, None]))
+            idx[amb] = np.nonzero(sel)[1].reshape(len(amb), r)
+    else:
+        idx = np.tile(np.arange(m), (len(D), 1))
+    idx.sort(axis=1)
+    o = np.argsort(np.take_along_axis(D, idx, 1), axis=1, kind="stable")
+    return np.take_along_axis(idx, o, 1)
 
+# %% ../../nbs/40_shapley_knn_relevance.ipynb #2d2797fe
 class NeuralizedL1KNN(Network):
     """Part A's fitted ℓ1 k-NN (`SupervisedKNeighborsClassifier`: binary, odd k, ties="index") as part B's
     rank-pooling network with ℓ1 detection units, over the distinct recoded training rows and their counts.
@@ -31,32 +50,7 @@ class NeuralizedL1KNN(Network):
     one block of rows at a time."""
     rule_type = L1BandRule
     _block_entries, _min_block = 1 << 21, 8
-
-    def __init__(self, model,                        # fitted naive_bayes.SupervisedKNeighborsClassifier, binary, odd k
-                 *, chunk_size: int | None = None,  # test rows per block (None: ~16 MB of distances)
-                 blas_threads: int | None = 1,      # BLAS threads (scipy's cdist uses none; kept for a common signature)
-                ):
-        from xai_geometry.naive_bayes.neighbors import SupervisedKNeighborsClassifier
-        from xai_geometry.naive_bayes.geometry import embedding_from_parts
-        self._set_options(chunk_size, blas_threads)
-        if not isinstance(model, SupervisedKNeighborsClassifier):
-            raise TypeError(f"model must be a fitted SupervisedKNeighborsClassifier (part A), got {type(model).__name__}")
-        check_is_fitted(model, "model_")
-        if len(model.classes_) != 2: raise ValueError(f"the k-NN must be binary, it has {len(model.classes_)} classes")
-        k = model.n_neighbors
-        if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or k < 1 or k % 2 == 0:
-            raise ValueError(f"the model's n_neighbors must be a positive odd integer (k = 2q − 1), got {k!r}")
-        if model.ties != "index":
-            raise ValueError(f"the model's ties must be 'index' (lowest training index among tied rows), got {model.ties!r}: "
-                             "with ties='vote' every row tied with the k-th votes, which rank pooling does not reproduce")
-        m = model.model_; J = len(m.classes_); M = m.n_features_in_
-        U = embedding_from_parts(m, model.unique_codes_, model.kind, model.complement)   # (U, D) distinct embedded rows
-        groups = np.repeat(np.arange(M), J)
-        names = list(getattr(m, "feature_names_in_", [f"x{i}" for i in range(M)]))
-        if U.shape[1] > M * J: groups = np.append(groups, M); names.append("log p_w(D)")   # kind="global"
-        self.model_, self.kind_ = model, model.kind
-        self._set_pools(U, model.unique_class_counts_, k, model.classes_, groups, names, M)
-        if hasattr(m, "feature_names_in_"): self.feature_names_in_ = np.asarray(m.feature_names_in_, dtype=object)
+    _ranked = staticmethod(_ranked)
 
     def _set_pools(self, U, counts, k, classes, groups, names, n_features):
         """The network's pools: distinct rows `U` (U, D) with `counts` (U, 2) training rows of each class, k = 2q − 1,
@@ -77,124 +71,156 @@ class NeuralizedL1KNN(Network):
 
     def _n_members(self) -> int: return len(self.U_)
 
-    def embed(self, X) -> np.ndarray:
-        "Raw rows recoded and embedded as the k-NN does (the model's own checks of X apply), (n, D)."
-        from xai_geometry.naive_bayes.geometry import embedding_from_parts
-        P = self.model_.model_.part_indices(X)
-        return embedding_from_parts(self.model_.model_, P, self.kind_, self.model_.complement)
+# %% ../../nbs/40_shapley_knn_relevance.ipynb #61cf281f
+@patch
+def __init__(self: NeuralizedL1KNN, model,                        # fitted naive_bayes.SupervisedKNeighborsClassifier, binary, odd k
+             *, chunk_size: int | None = None,  # test rows per block (None: ~16 MB of distances)
+             blas_threads: int | None = 1,      # BLAS threads (scipy's cdist uses none; kept for a common signature)
+            ):
+    from xai_geometry.naive_bayes.neighbors import SupervisedKNeighborsClassifier
+    from xai_geometry.naive_bayes.geometry import embedding_from_parts
+    self._set_options(chunk_size, blas_threads)
+    if not isinstance(model, SupervisedKNeighborsClassifier):
+        raise TypeError(f"model must be a fitted SupervisedKNeighborsClassifier (part A), got {type(model).__name__}")
+    check_is_fitted(model, "model_")
+    if len(model.classes_) != 2: raise ValueError(f"the k-NN must be binary, it has {len(model.classes_)} classes")
+    k = model.n_neighbors
+    if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or k < 1 or k % 2 == 0:
+        raise ValueError(f"the model's n_neighbors must be a positive odd integer (k = 2q − 1), got {k!r}")
+    if model.ties != "index":
+        raise ValueError(f"the model's ties must be 'index' (lowest training index among tied rows), got {model.ties!r}: "
+                         "with ties='vote' every row tied with the k-th votes, which rank pooling does not reproduce")
+    m = model.model_; J = len(m.classes_); M = m.n_features_in_
+    U = embedding_from_parts(m, model.unique_codes_, model.kind, model.complement)   # (U, D) distinct embedded rows
+    groups = np.repeat(np.arange(M), J)
+    names = column_names(M, model=m)
+    if U.shape[1] > M * J: groups = np.append(groups, M); names.append("log p_w(D)")   # kind="global"
+    self.model_, self.kind_ = model, model.kind
+    self._set_pools(U, model.unique_class_counts_, k, model.classes_, groups, names, M)
+    if hasattr(m, "feature_names_in_"): self.feature_names_in_ = np.asarray(m.feature_names_in_, dtype=object)
 
-    def check_rows(self, X) -> np.ndarray:
-        "The rows the network reads: X embedded (`embed`)."
-        return self.embed(X)
+# %% ../../nbs/40_shapley_knn_relevance.ipynb #dcb1f148
+@patch
+def embed(self: NeuralizedL1KNN, X) -> np.ndarray:
+    "Raw rows recoded and embedded as the k-NN does (the model's own checks of X apply), (n, D)."
+    from xai_geometry.naive_bayes.geometry import embedding_from_parts
+    P = self.model_.model_.part_indices(X)
+    return embedding_from_parts(self.model_.model_, P, self.kind_, self.model_.complement)
 
-    def feature_names(self) -> list: return list(self.variable_names_)
+@patch
+def check_rows(self: NeuralizedL1KNN, X) -> np.ndarray:
+    "The rows the network reads: X embedded (`embed`)."
+    return self.embed(X)
 
-    def explanation_rows(self, X) -> tuple:
-        "(the embedded rows, the raw rows in the model's column order as `data` when one column per variable, the names)."
-        names = self.feature_names(); data = None                         # kind="global" adds a column of its own
-        if isinstance(X, pd.DataFrame) and hasattr(self, "feature_names_in_") and len(names) == self.n_features_in_:
-            data = X[list(self.feature_names_in_)]
-        return self.check_rows(X), data, names
+@patch
+def feature_names(self: NeuralizedL1KNN) -> list: return list(self.variable_names_)
 
-    def _output_words(self) -> str:
-        return f"network_output g(x) = d_q⁻ − d_q⁺ of the ℓ1 k-NN in d_{self.kind_} (> 0: {class_label(self.classes_[1])})"
+@patch
+def explanation_rows(self: NeuralizedL1KNN, X) -> tuple:
+    "(the embedded rows, the raw rows in the model's column order as `data` when one column per variable, the names)."
+    names = self.feature_names(); data = None                         # kind="global" adds a column of its own
+    if isinstance(X, pd.DataFrame) and hasattr(self, "feature_names_in_") and len(names) == self.n_features_in_:
+        data = X[list(self.feature_names_in_)]
+    return self.check_rows(X), data, names
 
-    @staticmethod
-    def _ranked(D, r):
-        "Columns (n, r) of the r smallest entries of each row of D, sorted by (value, column)."
-        m = D.shape[1]; r = min(r, m)
-        if r < m:
-            idx = np.argpartition(D, r - 1, axis=1)[:, :r]
-            kth = np.take_along_axis(D, idx, 1).max(axis=1)
-            less = D < kth[:, None]
-            amb = np.flatnonzero(less.sum(axis=1) + (D == kth[:, None]).sum(axis=1) > r)
-            if len(amb):   # exact ties at the cut: argpartition may keep any of them; keep the lowest columns
-                eq = D[amb] == kth[amb, None]
-                need = r - less[amb].sum(axis=1)
-                sel = less[amb] | (eq & (np.cumsum(eq, axis=1) <= need[:, None]))
-                idx[amb] = np.nonzero(sel)[1].reshape(len(amb), r)
-        else:
-            idx = np.tile(np.arange(m), (len(D), 1))
-        idx.sort(axis=1)
-        o = np.argsort(np.take_along_axis(D, idx, 1), axis=1, kind="stable")
-        return np.take_along_axis(idx, o, 1)
+@patch
+def _output_words(self: NeuralizedL1KNN) -> str:
+    return f"network_output g(x) = d_q⁻ − d_q⁺ of the ℓ1 k-NN in d_{self.kind_} (> 0: {class_label(self.classes_[1])})"
 
-    def _pool(self, D, c, rule):
-        """One class's band: patterns (b, r), their band weights (b, r) (rows of ranks q−κ..q+κ, ordered by
-        (distance, pattern order), each pattern's rows consecutive: `L1BandRule.weights`) and the q-th distance (b,)."""
-        T = self.pos_patterns_ if c == 1 else self.neg_patterns_
-        q = self.q_; n_c = int(self.counts_[:, c].sum())
-        idx = T[self._ranked(D[:, T], rule.depth(q))]                     # every row of rank ≤ q+κ is in these patterns
-        cnt = self.counts_[idx, c]
-        at_q = np.argmax(np.cumsum(cnt, axis=1) >= q, axis=1)
-        return idx, rule.weights(cnt, q, n_c), np.take_along_axis(D, idx, 1)[np.arange(len(D)), at_q]
+# %% ../../nbs/40_shapley_knn_relevance.ipynb #6c74c5fc
+@patch
+def _pool(self: NeuralizedL1KNN, D, c, rule):
+    """One class's band: patterns (b, r), their band weights (b, r) (rows of ranks q−κ..q+κ, ordered by
+    (distance, pattern order), each pattern's rows consecutive: `L1BandRule.weights`) and the q-th distance (b,)."""
+    T = self.pos_patterns_ if c == 1 else self.neg_patterns_
+    q = self.q_; n_c = int(self.counts_[:, c].sum())
+    idx = T[self._ranked(D[:, T], rule.depth(q))]                     # every row of rank ≤ q+κ is in these patterns
+    cnt = self.counts_[idx, c]
+    at_q = np.argmax(np.cumsum(cnt, axis=1) >= q, axis=1)
+    return idx, rule.weights(cnt, q, n_c), np.take_along_axis(D, idx, 1)[np.arange(len(D)), at_q]
 
-    def _decide(self, E):
-        g = np.empty(len(E)); dmin = np.empty(len(E))
-        for b in self._blocks(len(E)):
-            D = cdist(E[b], self.U_, "cityblock")
-            dp, dn = self._pool(D, 1, self._exact)[2], self._pool(D, 0, self._exact)[2]
-            g[b] = dn - dp; dmin[b] = np.minimum(dp, dn)
-        return g, dmin
+# %% ../../nbs/40_shapley_knn_relevance.ipynb #de17f1a9
+_TOL = 1e-9  # distances within this relative gap are equal (as in naive_bayes.neighbors)
 
-    def decision_function(self, X) -> np.ndarray:
-        "g(x) = d_q⁻(x) − d_q⁺(x) in ℓ1, (n,); > 0 means classes_[1]."
-        return self._decide(self.check_rows(X))[0]
+@patch
+def _decide(self: NeuralizedL1KNN, E):
+    g = np.empty(len(E)); dmin = np.empty(len(E))
+    for b in self._blocks(len(E)):
+        D = cdist(E[b], self.U_, "cityblock")
+        dp, dn = self._pool(D, 1, self._exact)[2], self._pool(D, 0, self._exact)[2]
+        g[b] = dn - dp; dmin[b] = np.minimum(dp, dn)
+    return g, dmin
 
-    def ties(self, X) -> np.ndarray:
-        "(n,) True where g = 0 up to a relative 1e-9: the vote is decided by the model's tie rule, not by the sign of g."
-        g, dmin = self._decide(self.check_rows(X))
-        return np.abs(g) <= _TOL * (1 + dmin)
+@patch
+def decision_function(self: NeuralizedL1KNN, X) -> np.ndarray:
+    "g(x) = d_q⁻(x) − d_q⁺(x) in ℓ1, (n,); > 0 means classes_[1]."
+    return self._decide(self.check_rows(X))[0]
 
-    def predict(self, X) -> np.ndarray:
-        "Labels from the sign of g; where g = 0 up to a relative 1e-9, the wrapped model's own vote (its lowest-index rule)."
-        g, dmin = self._decide(self.check_rows(X))
-        out = self.classes_[(g > 0).astype(int)]
-        tie = np.abs(g) <= _TOL * (1 + dmin)
-        if tie.any():
-            rows = np.flatnonzero(tie)
-            out[tie] = self.model_.predict(X.iloc[rows] if hasattr(X, "iloc") else np.asarray(X)[rows])
-        return out
+@patch
+def ties(self: NeuralizedL1KNN, X) -> np.ndarray:
+    "(n,) True where g = 0 up to a relative 1e-9: the vote is decided by the model's tie rule, not by the sign of g."
+    g, dmin = self._decide(self.check_rows(X))
+    return np.abs(g) <= _TOL * (1 + dmin)
 
-    def pooling_weights(self, X, *, kappa: int = 0) -> PoolingWeights:
-        "Band pooling weights over the distinct training rows of each class: (n, |pos_patterns_|), (n, |neg_patterns_|)."
-        rule = self.rule(kappa=kappa); E = self.check_rows(X); n = len(E)
-        P = np.zeros((n, len(self.pos_patterns_))); N = np.zeros((n, len(self.neg_patterns_)))
-        col_p = np.full(len(self.U_), -1); col_p[self.pos_patterns_] = np.arange(len(self.pos_patterns_))
-        col_n = np.full(len(self.U_), -1); col_n[self.neg_patterns_] = np.arange(len(self.neg_patterns_))
-        for b in self._blocks(n):
-            D = cdist(E[b], self.U_, "cityblock"); r = np.arange(b.start, b.start + len(D))[:, None]
-            for out, c, col in ((P, 1, col_p), (N, 0, col_n)):
-                idx, w, _ = self._pool(D, c, rule)
-                np.add.at(out, (np.broadcast_to(r, idx.shape), col[idx]), w)
-        zero = np.zeros(n)
-        return PoolingWeights(P, N, zero, zero.copy())
+@patch
+def predict(self: NeuralizedL1KNN, X) -> np.ndarray:
+    "Labels from the sign of g; where g = 0 up to a relative 1e-9, the wrapped model's own vote (its lowest-index rule)."
+    g, dmin = self._decide(self.check_rows(X))
+    out = self.classes_[(g > 0).astype(int)]
+    tie = np.abs(g) <= _TOL * (1 + dmin)
+    if tie.any():
+        rows = np.flatnonzero(tie)
+        out[tie] = self.model_.predict(X.iloc[rows] if hasattr(X, "iloc") else np.asarray(X)[rows])
+    return out
 
-    def _coordinates(self, E, rule):
-        "Relevance per coordinate (n, D) (`L1BandRule.relevance`), g and the band difference of mean distances (n,)."
-        R = np.empty_like(E); g = np.empty(len(E)); M = np.empty(len(E))
-        for b in self._blocks(len(E)):
-            D = cdist(E[b], self.U_, "cityblock"); x = E[b][:, None, :]; rows = np.arange(len(D))[:, None]
-            ip, wp, dp = self._pool(D, 1, rule); i_n, wn, dn = self._pool(D, 0, rule)
-            R[b] = rule.relevance(x, self.U_[i_n], wn, self.U_[ip], wp)
-            g[b] = dn - dp                                          # the q-th distances do not depend on κ
-            M[b] = (wn * D[rows, i_n]).sum(1) - (wp * D[rows, ip]).sum(1)
-        return R, g, M
+# %% ../../nbs/40_shapley_knn_relevance.ipynb #eafa8f33
+@patch
+def pooling_weights(self: NeuralizedL1KNN, X, *, kappa: int = 0) -> PoolingWeights:
+    "Band pooling weights over the distinct training rows of each class: (n, |pos_patterns_|), (n, |neg_patterns_|)."
+    rule = self.rule(kappa=kappa); E = self.check_rows(X); n = len(E)
+    P = np.zeros((n, len(self.pos_patterns_))); N = np.zeros((n, len(self.neg_patterns_)))
+    col_p = np.full(len(self.U_), -1); col_p[self.pos_patterns_] = np.arange(len(self.pos_patterns_))
+    col_n = np.full(len(self.U_), -1); col_n[self.neg_patterns_] = np.arange(len(self.neg_patterns_))
+    for b in self._blocks(n):
+        D = cdist(E[b], self.U_, "cityblock"); r = np.arange(b.start, b.start + len(D))[:, None]
+        for out, c, col in ((P, 1, col_p), (N, 0, col_n)):
+            idx, w, _ = self._pool(D, c, rule)
+            np.add.at(out, (np.broadcast_to(r, idx.shape), col[idx]), w)
+    zero = np.zeros(n)
+    return PoolingWeights(P, N, zero, zero.copy())
 
-    def explain_coordinates(self, X, rule=None, **params) -> np.ndarray:
-        "R (n, D): Σ_j p_j |x − u_j| − Σ_i p_i |x − u_i| per embedding coordinate; sums to d̄⁻ − d̄⁺ (= g for κ = 0)."
-        return self._coordinates(self.check_rows(X), self.rule(rule, **params))[0]
+# %% ../../nbs/40_shapley_knn_relevance.ipynb #5bdd3da5
+@patch
+def _coordinates(self: NeuralizedL1KNN, E, rule):
+    "Relevance per coordinate (n, D) (`L1BandRule.relevance`), g and the band difference of mean distances (n,)."
+    R = np.empty_like(E); g = np.empty(len(E)); M = np.empty(len(E))
+    for b in self._blocks(len(E)):
+        D = cdist(E[b], self.U_, "cityblock"); x = E[b][:, None, :]; rows = np.arange(len(D))[:, None]
+        ip, wp, dp = self._pool(D, 1, rule); i_n, wn, dn = self._pool(D, 0, rule)
+        R[b] = rule.relevance(x, self.U_[i_n], wn, self.U_[ip], wp)
+        g[b] = dn - dp                                          # the q-th distances do not depend on κ
+        M[b] = (wn * D[rows, i_n]).sum(1) - (wp * D[rows, ip]).sum(1)
+    return R, g, M
 
-    def _by_variable(self, R):
-        out = np.zeros((len(R), len(self.variable_names_)))
-        np.add.at(out.T, self.groups_, R.T)
-        return out
+@patch
+def explain_coordinates(self: NeuralizedL1KNN, X, rule=None, **params) -> np.ndarray:
+    "R (n, D): Σ_j p_j |x − u_j| − Σ_i p_i |x − u_i| per embedding coordinate; sums to d̄⁻ − d̄⁺ (= g for κ = 0)."
+    return self._coordinates(self.check_rows(X), self.rule(rule, **params))[0]
 
-    def _relevance_of(self, E, rule) -> np.ndarray:
-        "Relevance per input variable (n, M) (+ 'log p_w(D)' for kind='global'): coordinates summed over each variable's block."
-        return self._by_variable(self._coordinates(E, rule)[0])
+# %% ../../nbs/40_shapley_knn_relevance.ipynb #30232a78
+@patch
+def _by_variable(self: NeuralizedL1KNN, R):
+    out = np.zeros((len(R), len(self.variable_names_)))
+    np.add.at(out.T, self.groups_, R.T)
+    return out
 
-    def _terms(self, E, rule) -> LRPTerms:
-        "Relevance per variable with its conservation law: relevance.sum(1) + gap = g, root = 0 (ℓ1 units need no root point)."
-        R, g, M = self._coordinates(E, rule)
-        return LRPTerms(self._by_variable(R), g, np.zeros(len(g)), g - M)
+@patch
+def _relevance_of(self: NeuralizedL1KNN, E, rule) -> np.ndarray:
+    "Relevance per input variable (n, M) (+ 'log p_w(D)' for kind='global'): coordinates summed over each variable's block."
+    return self._by_variable(self._coordinates(E, rule)[0])
+
+@patch
+def _terms(self: NeuralizedL1KNN, E, rule) -> LRPTerms:
+    "Relevance per variable with its conservation law: relevance.sum(1) + gap = g, root = 0 (ℓ1 units need no root point)."
+    R, g, M = self._coordinates(E, rule)
+    return LRPTerms(self._by_variable(R), g, np.zeros(len(g)), g - M)
