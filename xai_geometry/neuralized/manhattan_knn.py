@@ -7,15 +7,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..validation import check_points
+from ..validation import check_points, column_names
 from .network import Network, class_label, dense, feature_names_from
 from .knn import ELSEWHERE, check_knn
+from .lrp import patch
 from .l1_knn import NeuralizedL1KNN
 
 # %% auto #0
 __all__ = ['MANHATTAN', 'NeuralizedManhattanKNN']
 
-# %% ../../nbs/22b_manhattan_knn.ipynb #9dae4ae7
+# %% ../../nbs/22b_manhattan_knn.ipynb #bbce603a
 MANHATTAN = ("manhattan", "cityblock", "l1")   # the effective metrics of a Manhattan k-NN in scikit-learn
 
 class NeuralizedManhattanKNN(NeuralizedL1KNN):
@@ -41,15 +42,18 @@ class NeuralizedManhattanKNN(NeuralizedL1KNN):
         self.model_, self.kind_ = model, "manhattan"
         feature_names_from(self, model)
         d = X.shape[1]
-        names = list(getattr(self, "feature_names_in_", [f"x{j}" for j in range(d)]))
+        names = column_names(d, model=self)
         self._set_pools(U, counts, k, model.classes_, np.arange(d), names, d)
-
-    def embed(self, X) -> np.ndarray:
-        "The rows as the k-NN reads them: float (n, d), columns matched by name (errors name the argument)."
-        return check_points(self, X)
 
     explanation_rows = Network.explanation_rows                           # the rows themselves are the data
 
-    def _output_words(self) -> str:
-        return (f"network_output g(x) = d_q⁻ − d_q⁺ of the Manhattan k-NN (ℓ1 distances, q = {self.q_}; "
-                f"> 0: {class_label(self.classes_[1])})")
+# %% ../../nbs/22b_manhattan_knn.ipynb #5f0c4993
+@patch
+def embed(self: NeuralizedManhattanKNN, X) -> np.ndarray:
+    "The rows as the k-NN reads them: float (n, d), columns matched by name (errors name the argument)."
+    return check_points(self, X)
+
+@patch
+def _output_words(self: NeuralizedManhattanKNN) -> str:
+    return (f"network_output g(x) = d_q⁻ − d_q⁺ of the Manhattan k-NN (ℓ1 distances, q = {self.q_}; "
+            f"> 0: {class_label(self.classes_[1])})")
