@@ -11,7 +11,7 @@ from sklearn.base import is_classifier
 from sklearn.utils.validation import check_is_fitted
 
 from .shapley import TreeEnsemble, tree_output
-from ..validation import as_rows, check_features
+from ..validation import as_rows, check_features, column_names
 
 # %% auto #0
 __all__ = ['FORESTS', 'BOOSTING', 'HIST', 'TREE_MODELS', 'tree_refusal', 'TreeModel', 'read_trees', 'Prepared']
@@ -201,8 +201,7 @@ class Prepared:
             B = as_rows(background)
             self.prepared_ = prepare_background(ens, self.trees_.numbers(B, "background"))
             self.background_, self.base_ = B, self.prepared_[1]
-        names = getattr(model, "feature_names_in_", None)
-        self.names = [str(c) for c in names] if names is not None else [f"x{j}" for j in range(model.n_features_in_)]
+        self.names = column_names(model.n_features_in_, model=model)
 
 # %% ../../nbs/48k_tree_models.ipynb #e9d30309
 def _call(self, X) -> Explanation:
