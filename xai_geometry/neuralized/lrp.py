@@ -125,7 +125,7 @@ def patch(f):
     if not isinstance(cls, type): raise TypeError(f"patch: annotate the first argument of {f.__name__} with its class")
     f.__qualname__ = f"{cls.__name__}.{f.__name__}"
     setattr(cls, f.__name__, f)
-    return f
+    return f.__globals__.get(f.__name__, f)   # a module name the method shares keeps what it named
 
 # %% ../../nbs/20_lrp.ipynb #fc0eaf6e
 class TwoPools:

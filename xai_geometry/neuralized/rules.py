@@ -8,13 +8,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..validation import check_params
-from .lrp import (Float, Int, heuristic_beta_svm, heuristic_eta_knn, heuristic_eta_svm,
+from .lrp import (Float, Int, patch, heuristic_beta_svm, heuristic_eta_knn, heuristic_eta_svm,
                                          heuristic_kappa_knn, relevance)
 
 # %% auto #0
 __all__ = ['Rule', 'EtaRule', 'BandRule', 'L1BandRule']
 
-# %% ../../nbs/20a_rules.ipynb #5c48cbec
+# %% ../../nbs/20a_rules.ipynb #9d89f6d7
 class Rule:
     """An LRP rule: a few named parameters, each with its constraints, and `resolve(network)`, which puts the
     network's default (Table 1 of Bley et al.) in place of every parameter left at None and checks the ranges that
@@ -31,31 +31,38 @@ class Rule:
         "The parameters as keywords, {name: value}."
         return {k: getattr(self, k) for k in self.params}
 
-    def default(self, name: str, network):
-        "The value of parameter `name` when it is left at None, for `network` (Table 1)."
-        raise NotImplementedError
-
-    def network_constraints(self, network) -> dict:
-        "The constraints once the network is known (a range may depend on it, e.g. κ ≤ q − 1); None is no longer allowed."
-        return {k: [c for c in v if c is not None] for k, v in self.constraints.items()}
-
-    def resolve(self, network) -> "Rule":
-        "The same rule with the network's defaults in place of None, checked against the network (errors name the parameter)."
-        values = {k: self.default(k, network) if v is None else v for k, v in self.options().items()}
-        check_params(f"{type(self).__name__} for {type(network).__name__}", self.network_constraints(network), values)
-        out = object.__new__(type(self))                   # the values are checked: no second pass through __init__
-        for k, v in values.items(): setattr(out, k, self.kinds.get(k, lambda v: v)(v))
-        return out
-
-    def describe(self, network) -> str:
-        "The rule in words, with its values (short: plots use it in titles)."
-        raise NotImplementedError
-
     def __eq__(self, other): return type(other) is type(self) and other.options() == self.options()
+
     def __hash__(self): return hash((type(self).__name__, *self.options().items()))
+
     def __repr__(self): return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.options().items())})"
 
-# %% ../../nbs/20a_rules.ipynb #1db3e30b
+# %% ../../nbs/20a_rules.ipynb #88137525
+@patch
+def default(self: Rule, name: str, network):
+    "The value of parameter `name` when it is left at None, for `network` (Table 1)."
+    raise NotImplementedError
+
+@patch
+def network_constraints(self: Rule, network) -> dict:
+    "The constraints once the network is known (a range may depend on it, e.g. κ ≤ q − 1); None is no longer allowed."
+    return {k: [c for c in v if c is not None] for k, v in self.constraints.items()}
+
+@patch
+def resolve(self: Rule, network) -> "Rule":
+    "The same rule with the network's defaults in place of None, checked against the network (errors name the parameter)."
+    values = {k: self.default(k, network) if v is None else v for k, v in self.options().items()}
+    check_params(f"{type(self).__name__} for {type(network).__name__}", self.network_constraints(network), values)
+    out = object.__new__(type(self))                   # the values are checked: no second pass through __init__
+    for k, v in values.items(): setattr(out, k, self.kinds.get(k, lambda v: v)(v))
+    return out
+
+@patch
+def describe(self: Rule, network) -> str:
+    "The rule in words, with its values (short: plots use it in titles)."
+    raise NotImplementedError
+
+# %% ../../nbs/20a_rules.ipynb #dc3303f1
 class EtaRule(Rule):
     """The η-rule (eq. 6) behind soft pooling (the SVM, kernel regression, each pair of a multi-class SVM):
     E_η = (1 − η)·E_0 + η·E_1, the references x̃_ij = η·m_ij on the segment [0, m_ij], with the pooling probabilities
@@ -74,16 +81,19 @@ class EtaRule(Rule):
     def default(self, name, network):
         return heuristic_eta_svm(network.gamma_) if name == "eta" else heuristic_beta_svm(network.gamma_)
 
-    def relevance(self, pools, X, S, p0_pos=None, p0_neg=None, Xc=None) -> np.ndarray:
-        "E_η = (1 − η)E_0 + ηE_1 (n, d) from the signed pooling probabilities S at stiffness β (`lrp.relevance`)."
-        return relevance(pools, X, S, self.eta, p0_pos, p0_neg, Xc)
+# %% ../../nbs/20a_rules.ipynb #47d81caf
+@patch
+def relevance(self: EtaRule, pools, X, S, p0_pos=None, p0_neg=None, Xc=None) -> np.ndarray:
+    "E_η = (1 − η)E_0 + ηE_1 (n, d) from the signed pooling probabilities S at stiffness β (`lrp.relevance`)."
+    return relevance(pools, X, S, self.eta, p0_pos, p0_neg, Xc)
 
-    def describe(self, network) -> str:
-        g = network.gamma_
-        return (f"LRP (Bley et al.), η = {self.eta:.3g}, β = "
-                + (f"γ = {self.beta:.3g}" if self.beta == g else f"{self.beta:.3g} (γ = {g:.3g})"))
+@patch
+def describe(self: EtaRule, network) -> str:
+    g = network.gamma_
+    return (f"LRP (Bley et al.), η = {self.eta:.3g}, β = "
+            + (f"γ = {self.beta:.3g}" if self.beta == g else f"{self.beta:.3g} (γ = {g:.3g})"))
 
-# %% ../../nbs/20a_rules.ipynb #e3d80d6a
+# %% ../../nbs/20a_rules.ipynb #80048c03
 class BandRule(Rule):
     """Rank pooling's rule (eq. 4, the k-NN with k = 2q − 1): uniform pooling probabilities on the index band of the
     ranks q − κ … q + κ of each class, then the η-rule of eq. (6) on those members. κ ∈ 0 … q − 1, η ∈ [0, 1].
@@ -104,22 +114,28 @@ class BandRule(Rule):
     def network_constraints(self, network) -> dict:
         return {"eta": [Float(0, 1)], "kappa": [Int(0, network.q_ - 1)]}
 
-    def depth(self, q: int) -> int:
-        "How many nearest members of each pool the band needs: q + κ."
-        return q + self.kappa
+# %% ../../nbs/20a_rules.ipynb #2baacb20
+@patch
+def depth(self: BandRule, q: int) -> int:
+    "How many nearest members of each pool the band needs: q + κ."
+    return q + self.kappa
 
-    def band(self, ranked: np.ndarray, q: int) -> np.ndarray:
-        "The columns of ranks q − κ … q + κ of `ranked` (n, ≤ q + κ), members sorted nearest first (clipped to the pool)."
-        return ranked[:, q - self.kappa - 1:]
+@patch
+def band(self: BandRule, ranked: np.ndarray, q: int) -> np.ndarray:
+    "The columns of ranks q − κ … q + κ of `ranked` (n, ≤ q + κ), members sorted nearest first (clipped to the pool)."
+    return ranked[:, q - self.kappa - 1:]
 
-    def relevance(self, pools, X, S, p0_pos=None, p0_neg=None, Xc=None) -> np.ndarray:
-        "E_η (n, d) of eq. (6) with the band probabilities S (`lrp.relevance`)."
-        return relevance(pools, X, S, self.eta, p0_pos, p0_neg, Xc)
+# %% ../../nbs/20a_rules.ipynb #c7db6c9b
+@patch
+def relevance(self: BandRule, pools, X, S, p0_pos=None, p0_neg=None, Xc=None) -> np.ndarray:
+    "E_η (n, d) of eq. (6) with the band probabilities S (`lrp.relevance`)."
+    return relevance(pools, X, S, self.eta, p0_pos, p0_neg, Xc)
 
-    def describe(self, network) -> str:
-        return f"LRP (Bley et al.), η = {self.eta:.3g}, κ = {self.kappa}"
+@patch
+def describe(self: BandRule, network) -> str:
+    return f"LRP (Bley et al.), η = {self.eta:.3g}, κ = {self.kappa}"
 
-# %% ../../nbs/20a_rules.ipynb #a604513a
+# %% ../../nbs/20a_rules.ipynb #8b9494c6
 class L1BandRule(Rule):
     """The rule of the ℓ1 network (part A's supervised k-NN, or a Manhattan k-NN, as rank pooling with ℓ1 detection
     units |x − u_j|₁ − |x − u_i|₁): uniform weights on the training rows of ranks q − κ … q + κ of each class (clipped to
@@ -138,20 +154,26 @@ class L1BandRule(Rule):
     def network_constraints(self, network) -> dict:
         return {"kappa": [Int(0, network.q_ - 1)]}
 
-    def depth(self, q: int) -> int:
-        "How many nearest patterns of each class can hold the band's rows: q + κ."
-        return q + self.kappa
+# %% ../../nbs/20a_rules.ipynb #e186558b
+@patch
+def depth(self: L1BandRule, q: int) -> int:
+    "How many nearest patterns of each class can hold the band's rows: q + κ."
+    return q + self.kappa
 
-    def weights(self, counts: np.ndarray, q: int, n_class: int) -> np.ndarray:
-        """Band weights (n, r) of patterns ranked nearest first, each holding `counts` (n, r) training rows of the
-        class: the share of the ranks q − κ … min(q + κ, n_class) that falls in each pattern's rows."""
-        hi_cum = np.cumsum(counts, axis=1); lo_cum = hi_cum - counts + 1
-        lo, hi = q - self.kappa, min(q + self.kappa, n_class)
-        return np.clip(np.minimum(hi_cum, hi) - np.maximum(lo_cum, lo) + 1, 0, None) / (hi - lo + 1)
+@patch
+def weights(self: L1BandRule, counts: np.ndarray, q: int, n_class: int) -> np.ndarray:
+    """Band weights (n, r) of patterns ranked nearest first, each holding `counts` (n, r) training rows of the
+    class: the share of the ranks q − κ … min(q + κ, n_class) that falls in each pattern's rows."""
+    hi_cum = np.cumsum(counts, axis=1); lo_cum = hi_cum - counts + 1
+    lo, hi = q - self.kappa, min(q + self.kappa, n_class)
+    return np.clip(np.minimum(hi_cum, hi) - np.maximum(lo_cum, lo) + 1, 0, None) / (hi - lo + 1)
 
-    def relevance(self, x: np.ndarray, U_neg: np.ndarray, w_neg: np.ndarray, U_pos: np.ndarray, w_pos: np.ndarray):
-        "Σ_j p_j |x − u_j| − Σ_i p_i |x − u_i| (n, D) from the band members (n, r, D) and their weights (n, r)."
-        return np.einsum("nr,nrd->nd", w_neg, np.abs(x - U_neg)) - np.einsum("nr,nrd->nd", w_pos, np.abs(x - U_pos))
+# %% ../../nbs/20a_rules.ipynb #0a016f16
+@patch
+def relevance(self: L1BandRule, x: np.ndarray, U_neg: np.ndarray, w_neg: np.ndarray, U_pos: np.ndarray, w_pos: np.ndarray):
+    "Σ_j p_j |x − u_j| − Σ_i p_i |x − u_i| (n, D) from the band members (n, r, D) and their weights (n, r)."
+    return np.einsum("nr,nrd->nd", w_neg, np.abs(x - U_neg)) - np.einsum("nr,nrd->nd", w_pos, np.abs(x - U_pos))
 
-    def describe(self, network) -> str:
-        return f"exact ℓ1 relevance per variable, κ = {self.kappa}"
+@patch
+def describe(self: L1BandRule, network) -> str:
+    return f"exact ℓ1 relevance per variable, κ = {self.kappa}"
