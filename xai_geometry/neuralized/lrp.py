@@ -127,7 +127,7 @@ def patch(f):
     setattr(cls, f.__name__, f)
     return f.__globals__.get(f.__name__, f)   # a module name the method shares keeps what it named
 
-# %% ../../nbs/20_lrp.ipynb #fc0eaf6e
+# %% ../../nbs/20_lrp.ipynb #5acfc87b
 class TwoPools:
     "The reference vectors of a two-pool network, prepared for `relevance`: centred, stacked [U+; U−] and squares."
     def __init__(self,
@@ -147,31 +147,35 @@ class TwoPools:
         self.U = U                                     # (m, d) members as given (for exact ties on grids)
         self.sqnorm_raw = np.einsum("ij,ij->i", U, U)  # (m,) squared norms as given
 
-    def cross(self, Xc: np.ndarray, # (n, d) centred points
+# %% ../../nbs/20_lrp.ipynb #42cabf91
+@patch
+def cross(self: TwoPools, Xc: np.ndarray, # (n, d) centred points
+         ) -> np.ndarray:
+    "‖x − u‖² − ‖x_c‖² = ‖u_c‖² − 2 x_c·u_c (n, m): squared distances without the term common to a row (scale-safe)."
+    D = Xc @ self.Uc.T
+    D *= -2
+    D += self.sqnorm[None, :]
+    return D
+
+@patch
+def cross_raw(self: TwoPools, X: np.ndarray, # (n, d) points, not centred
              ) -> np.ndarray:
-        "‖x − u‖² − ‖x_c‖² = ‖u_c‖² − 2 x_c·u_c (n, m): squared distances without the term common to a row (scale-safe)."
-        D = Xc @ self.Uc.T
-        D *= -2
-        D += self.sqnorm[None, :]
-        return D
+    "‖x − u‖² − ‖x‖² = ‖u‖² − 2 x·u (n, m) without centring: exact on small integers (ties on grids stay ties)."
+    D = X @ self.U.T
+    D *= -2
+    D += self.sqnorm_raw[None, :]
+    return D
 
-    def cross_raw(self, X: np.ndarray, # (n, d) points, not centred
-                 ) -> np.ndarray:
-        "‖x − u‖² − ‖x‖² = ‖u‖² − 2 x·u (n, m) without centring: exact on small integers (ties on grids stay ties)."
-        D = X @ self.U.T
-        D *= -2
-        D += self.sqnorm_raw[None, :]
-        return D
+@patch
+def sqdist(self: TwoPools, Xc: np.ndarray, # (n, d) centred points
+          ) -> np.ndarray:
+    "Squared distances (n, m) from centred points to every member (clipped at 0; +inf where they overflow)."
+    D = self.cross(Xc)
+    with np.errstate(over="ignore"): D += np.einsum("ij,ij->i", Xc, Xc)[:, None]
+    np.maximum(D, 0, out=D)
+    return D
 
-    def sqdist(self, Xc: np.ndarray, # (n, d) centred points
-              ) -> np.ndarray:
-        "Squared distances (n, m) from centred points to every member (clipped at 0; +inf where they overflow)."
-        D = self.cross(Xc)
-        with np.errstate(over="ignore"): D += np.einsum("ij,ij->i", Xc, Xc)[:, None]
-        np.maximum(D, 0, out=D)
-        return D
-
-# %% ../../nbs/20_lrp.ipynb #f9b42f50
+# %% ../../nbs/20_lrp.ipynb #2774d7b8
 def relevance(pools: TwoPools,        # the network's pools
               X: np.ndarray,          # (n, d) points to explain
               S,                      # (n, m) signed probabilities [P+ | −P−], columns as in pools (dense or sparse)
@@ -195,6 +199,7 @@ def relevance(pools: TwoPools,        # the network's pools
         E += eta * (((s_neg - s_pos)[:, None] * Xc) * Xc + 2 * Xc * D - Q)   # coefficient first: 0·x² stays 0 for huge x
     return E
 
+# %% ../../nbs/20_lrp.ipynb #c47ff3ec
 def root_value(pools: TwoPools,        # the network's pools
                X: np.ndarray,          # (n, d) points
                S,                      # (n, m) signed probabilities [P+ | −P−] (dense or sparse)
@@ -210,6 +215,7 @@ def root_value(pools: TwoPools,        # the network's pools
         Su = Su + np.einsum("ij,ij->i", dp[:, None] * X, X)
     return (eta - 1) * Su + pooled_bias
 
+# %% ../../nbs/20_lrp.ipynb #06bf38a7
 class LRPTerms(NamedTuple):
     "An explanation with its conservation law: `relevance.sum(1) + root + gap == output` (the network's g)."
     relevance: np.ndarray  # (n, d) E_η of eq. (6), positive = evidence for classes_[1]
@@ -221,4 +227,3 @@ class LRPTerms(NamedTuple):
     def base(self) -> np.ndarray:
         "root + gap (n,): the part of g(x) that the relevance does not assign to features."
         return self.root + self.gap
-
