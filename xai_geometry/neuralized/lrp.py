@@ -19,7 +19,7 @@ __all__ = ['NETWORK_OPTIONS', 'heuristic_eta_svm', 'heuristic_beta_svm', 'heuris
            'median_scale', 'pool_softmax', 'PoolingWeights', 'blas_threads', 'Int', 'Float', 'patch', 'TwoPools',
            'relevance', 'root_value', 'LRPTerms']
 
-# %% ../../nbs/20_lrp.ipynb #53496303
+# %% ../../nbs/20_lrp.ipynb #e7fb50f5
 def heuristic_eta_svm(gamma: float, # the SVM's effective kernel width γ
                      ) -> float:
     "Table 1: η = 0.4·log10 γ + 0.4 clipped to [0, 1] (more local references for wigglier SVMs)."
@@ -32,6 +32,7 @@ def heuristic_beta_svm(gamma: float, # the SVM's effective kernel width γ
     if not np.isfinite(gamma) or gamma <= 0: raise ValueError(f"gamma must be positive, got {gamma!r}")
     return float(gamma)
 
+# %% ../../nbs/20_lrp.ipynb #c0451a86
 def heuristic_kappa_knn(k: int, # number of neighbours (odd)
                        ) -> int:
     "Table 1: κ = (k − 1)/2, the widest band (the k nearest of each class)."
@@ -59,7 +60,7 @@ def median_scale(X: np.ndarray, # (n, d) training data (usually z-scored first)
     if not np.isfinite(scale) or scale <= 0: raise ValueError("X has no spread (median pairwise distance 0 or not finite)")
     return scale
 
-# %% ../../nbs/20_lrp.ipynb #d41c8d59
+# %% ../../nbs/20_lrp.ipynb #267c2a83
 def pool_softmax(logits: np.ndarray,            # (n, m) logits −β z of the pool's members
                  bias_logit=None,               # logit of the virtual bias member: a number, (n,) per point, or None
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -78,13 +79,13 @@ def pool_softmax(logits: np.ndarray,            # (n, m) logits −β z of the p
     logits /= total[:, None]
     return logits, p0, top + np.log(total)
 
+# %% ../../nbs/20_lrp.ipynb #8a071489
 class PoolingWeights(NamedTuple):
     "Pooling probabilities of a two-pool network at n points (eq. 3 or 4); each pool sums to 1 with its bias member."
     positive: np.ndarray       # (n, m+) weights p_i of the members of C+ (support vectors or training rows of classes_[1])
     negative: np.ndarray       # (n, m−) weights p_j of the members of C−
     bias_positive: np.ndarray  # (n,) weight of the virtual bias member in C+ (0 when it is not there)
     bias_negative: np.ndarray  # (n,) weight of the virtual bias member in C−
-
 
 # %% ../../nbs/20_lrp.ipynb #df337873
 def blas_threads(n: int | None, # BLAS threads for the block; None leaves the BLAS default
