@@ -433,7 +433,38 @@ fixes the symbols.
 {table}
 """
 
-# %% ../nbs/54_course.ipynb #fe70757c
+# %% ../nbs/54_course.ipynb #f1079a6c
+def _write_units(nbs: Path, dirs: dict, docs_url) -> tuple:
+    "Every graded unit's teacher and student notebooks written in `dirs`: ({'teacher': paths, 'student': paths}, README rows, teacher notebooks, answer keys)."
+    from xai_geometry.course_grading import graded_version
+    written = {"teacher": [], "student": []}
+    table, here, teachers, keys = [], set(GRADED_UNITS), {}, {}
+    for stem in GRADED_UNITS:
+        nb = link_out(_read(nbs / f"{stem}.ipynb"), here, docs_url)
+        ex = exercises(nb)
+        if not ex: raise ValueError(f"{stem}: a graded unit without a graded check")
+        teachers[stem], key = graded_version(teacher_version(nb))          # hidden tests -> grade("id"), keys apart
+        keys.update(key)
+        written["teacher"].append(_write(teachers[stem], dirs["teacher"] / f"{stem}.ipynb"))
+        written["student"].append(_write(student_version(nb), dirs["student"] / f"{stem}.ipynb"))
+        table += [f"| {stem} | {e['grade_id']} | auto-graded (hidden tests) | {e['points']:g} |" for e in ex]
+        table += [f"| {stem} | {w['grade_id']} | written, graded by hand | {w['points']:g} |" for w in written_answers(nb)]
+    return written, table, teachers, keys
+
+# %% ../nbs/54_course.ipynb #ec0012dc
+def _write_slides(nbs: Path, assets, folder: Path, docs_url) -> list[Path]:
+    "The decks of every graded unit, tutorial and part page written in `folder`, with the slides' assets in `folder/assets`."
+    from xai_geometry.course_tools import copy_slide_assets
+    copy_slide_assets(assets, folder / "assets")
+    written = []
+    for stem in GRADED_UNITS + TUTORIALS + PARTS:
+        p = folder / f"{stem}.slides.html"
+        nb = link_out(_deck_source(nbs, stem), set(), docs_url)          # a slide links to the site's pages
+        p.write_text(slides_html(nb, minutes=_deck_minutes(stem)), encoding="utf-8")
+        written.append(p)
+    return written
+
+# %% ../nbs/54_course.ipynb #aa120028
 def build_course(out,                         # folder that receives student/, teacher/, slides/ and README.md
                  *, nbs=None,                 # the source notebooks (default: nbs/ of the checkout)
                  slides: bool = True,         # also write the reveal.js slides (nbconvert) with their assets
@@ -448,9 +479,8 @@ def build_course(out,                         # folder that receives student/, t
     work offline (their reveal.js and MathJax in `slides/assets/`); with `nbgrader`, an nbgrader course folder.
     The tools are checked first, and an existing nbgrader course folder is refused unless `force`: nothing is written
     then. Reads nothing but `nbs`."""
-    from xai_geometry.course_grading import GRADERS, graded_version, graders_module
-    from xai_geometry.course_tools import (check_nbgrader_folder, check_tools, copy_slide_assets, find_slide_assets,
-                                           write_nbgrader_course)
+    from xai_geometry.course_grading import GRADERS, graders_module
+    from xai_geometry.course_tools import check_nbgrader_folder, check_tools, find_slide_assets, write_nbgrader_course
     from xai_geometry.runner import UsageError
     check_tools(slides=slides, nbgrader=nbgrader is not None)
     if nbgrader is not None: nbgrader = check_nbgrader_folder(nbgrader, force=force)
@@ -465,27 +495,13 @@ def build_course(out,                         # folder that receives student/, t
     dirs = {k: out / k for k in ("student", "teacher") + (("slides",) if slides else ())}
     for d in dirs.values(): d.mkdir(parents=True, exist_ok=True)
     written = {k: [] for k in dirs}
-    table, docs_url, here, teachers, keys = [], _docs_url(nbs), set(GRADED_UNITS), {}, {}
-    for stem in GRADED_UNITS:
-        nb = link_out(_read(nbs / f"{stem}.ipynb"), here, docs_url)
-        ex = exercises(nb)
-        if not ex: raise ValueError(f"{stem}: a graded unit without a graded check")
-        teachers[stem], key = graded_version(teacher_version(nb))          # hidden tests -> grade("id"), keys apart
-        keys.update(key)
-        written["teacher"].append(_write(teachers[stem], dirs["teacher"] / f"{stem}.ipynb"))
-        written["student"].append(_write(student_version(nb), dirs["student"] / f"{stem}.ipynb"))
-        table += [f"| {stem} | {e['grade_id']} | auto-graded (hidden tests) | {e['points']:g} |" for e in ex]
-        table += [f"| {stem} | {w['grade_id']} | written, graded by hand | {w['points']:g} |" for w in written_answers(nb)]
+    docs_url = _docs_url(nbs)
+    units, table, teachers, keys = _write_units(nbs, dirs, docs_url)
+    for k, paths in units.items(): written[k] += paths
     graders = dirs["teacher"] / f"{GRADERS}.py"
     graders.write_text(graders_module(keys), encoding="utf-8")
     written["teacher"].append(graders)
-    if slides:
-        copy_slide_assets(assets, dirs["slides"] / "assets")
-        for stem in GRADED_UNITS + TUTORIALS + PARTS:
-            p = dirs["slides"] / f"{stem}.slides.html"
-            nb = link_out(_deck_source(nbs, stem), set(), docs_url)          # a slide links to the site's pages
-            p.write_text(slides_html(nb, minutes=_deck_minutes(stem)), encoding="utf-8")
-            written["slides"].append(p)
+    if slides: written["slides"] += _write_slides(nbs, assets, dirs["slides"], docs_url)
     if nbgrader is not None: written["nbgrader"] = write_nbgrader_course(nbgrader, teachers, keys, start)
     readme = out / "README.md"
     readme.write_text(README.format(n=len(table), units=len(GRADED_UNITS), table="\n".join(table)), encoding="utf-8")
