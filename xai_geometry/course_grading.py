@@ -44,7 +44,7 @@ def grader_key(check_cell: str, answer_cell: str, points: float) -> dict:
     return {"test": test, "answers": answer_names(answer_cell) if answer_cell else (), "without": without,
             "partial": bool(PARTIAL.search(test)), "points": float(points)}
 
-# %% ../nbs/54b_course_grading.ipynb #04ee6106
+# %% ../nbs/54b_course_grading.ipynb #bbfb5c23
 class NotAvailable(Exception):
     "Raised by a function or object taken away while a by-hand answer runs."
 
@@ -60,6 +60,7 @@ def _owners(obj) -> list:
     roots = {"xai_geometry", (getattr(obj, "__module__", None) or "").split(".")[0]} - {"", "builtins", "__main__"}
     return [m for k, m in list(sys.modules.items()) if m is not None and k.split(".")[0] in roots]
 
+# %% ../nbs/54b_course_grading.ipynb #c5ae6e9f
 @contextmanager
 def taken_away(names, ns: dict):
     """Within the block, each of `names` (a name of `ns`, `module.attribute` of a module in `ns`, or a name defined in
@@ -88,7 +89,7 @@ def taken_away(names, ns: dict):
         for m, k, old, _ in reversed(patched): setattr(m, k, old)
         ns.update(saved)
 
-# %% ../nbs/54b_course_grading.ipynb #2d2f6275
+# %% ../nbs/54b_course_grading.ipynb #ff1a3b0a
 def _assigns(src: str, names) -> bool:
     "Whether the code `src` sets one of `names` (an assignment or a `def`)."
     try: tree = ast.parse(src)
@@ -102,6 +103,7 @@ def _guarded(f, names, ns):
         with taken_away(names, ns): return f(*args, **kwargs)
     return g
 
+# %% ../nbs/54b_course_grading.ipynb #7e52b98b
 def _rerun(key: dict, shell) -> dict:
     """The answers of the exercise, from its answer cell run again (the latest input before this check that sets
     one of them) in a copy of the notebook's names, with `key["without"]` taken away; a function answer keeps them
@@ -119,6 +121,7 @@ def _rerun(key: dict, shell) -> dict:
     return {n: _guarded(scratch[n], key["without"], scratch) if callable(scratch.get(n)) else scratch.get(n)
             for n in key["answers"]}
 
+# %% ../nbs/54b_course_grading.ipynb #71cb8e08
 def grade(key: dict, shell=None):
     """Run the hidden tests `key` (`grader_key`) of an exercise in the notebook's kernel, raising an `AssertionError`
     with the failed test's hint only: no line of the tests, no traceback into them. A by-hand answer (`key["without"]`)
