@@ -129,7 +129,35 @@ def _bench_table(mem: list[dict], clu: list[dict], *, n_rows, repeats, threads, 
              min_s=min(c["total_s"] for c in clu), max_s=max(c["total_s"] for c in clu),
              read_s=np.nan, explain_s=np.nan, write_s=np.nan, peak_rss_mib=worker_peak, idle_rss_mib=idle, memory_limit_mib=limit_mib, speedup=med_mem / med_clu, **common)])
 
-# %% ../../nbs/43a_bench_cluster.ipynb #c2ca63dd
+# %% ../../nbs/43a_bench_cluster.ipynb #823eb69a
+def _bench_client(stack, n_workers: int, memory_limit: str):
+    "The current Dask client, else the client of a new LocalCluster of `n_workers` processes (both closed with `stack`)."
+    from distributed import Client, LocalCluster
+    try: return Client.current(allow_global=True)
+    except ValueError:
+        own = stack.enter_context(LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                               memory_limit=memory_limit, dashboard_address="127.0.0.1:0",
+                                               worker_dashboard_address=None, silence_logs=logging.ERROR))
+        return stack.enter_context(Client(own))
+
+# %% ../../nbs/43a_bench_cluster.ipynb #45ad008e
+def _interleaved_runs(client, model, scratch: Path, repeats: int, say) -> tuple[list, list, list]:
+    "`repeats` pairs of runs, one process in memory then the cluster, on the rows of `scratch`: (in-memory runs, cluster runs, load averages)."
+    import concurrent.futures as cf, multiprocessing
+    mem, clu, load = [], [], []
+    for r in range(repeats):
+        load.append(os.getloadavg()[0] if hasattr(os, "getloadavg") else np.nan)
+        with cf.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+            mem.append(pool.submit(in_memory_run, str(scratch / "model.pkl"), str(scratch / "rows"),
+                                   str(scratch / "memory.parquet")).result())
+        say(f"run {r + 1}/{repeats}: one process in memory {mem[-1]['total_s']:.1f} s "
+            f"(read {mem[-1]['read_s']:.1f}, explain {mem[-1]['explain_s']:.1f}, write {mem[-1]['write_s']:.1f}), "
+            f"peak {mem[-1]['peak_rss_mib']:.0f} MiB")
+        clu.append(cluster_run(client, model, str(scratch / "rows"), str(scratch / "cluster")))
+        say(f"run {r + 1}/{repeats}: {clu[-1]['workers']} Dask workers {clu[-1]['total_s']:.1f} s")
+    return mem, clu, load
+
+# %% ../../nbs/43a_bench_cluster.ipynb #c06bf878
 def bench(out_dir: Path,  # where bench_cluster.csv goes
           repeats: int = 3,  # timed runs of each mode (medians reported)
           quick: bool = False,  # 2·10⁵ rows in 4 files, one run (a smoke test)
@@ -144,9 +172,7 @@ def bench(out_dir: Path,  # where bench_cluster.csv goes
     wall times (median of `repeats`, the runs of the two modes interleaved), peak memory of the process and of
     each worker, the values compared on a sample of rows. The data live in a temporary folder under the scratch
     output and are deleted at the end."""
-    import concurrent.futures as cf, multiprocessing
     from contextlib import ExitStack
-    from distributed import Client, LocalCluster
     from xai_geometry.runner import output_dir
     n_rows = n_rows or (200_000 if quick else 10_000_000)
     rows_per_file = rows_per_file or (50_000 if quick else 250_000)
@@ -155,12 +181,7 @@ def bench(out_dir: Path,  # where bench_cluster.csv goes
     say = (lambda *a: print(*a, flush=True)) if progress else (lambda *a: None)
     with ExitStack() as stack:
         scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(dir=output_dir("bench-cluster-scratch"))))
-        try: client = Client.current(allow_global=True); own = None
-        except ValueError:
-            own = stack.enter_context(LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                                   memory_limit=memory_limit, dashboard_address="127.0.0.1:0",
-                                                   worker_dashboard_address=None, silence_logs=logging.ERROR))
-            client = stack.enter_context(Client(own))
+        client = _bench_client(stack, n_workers, memory_limit)
         info = client.scheduler_info(n_workers=-1)["workers"]
         limit_mib = max(w["memory_limit"] for w in info.values()) / 2**20
         threads = max(w["nthreads"] for w in info.values())
@@ -168,17 +189,7 @@ def bench(out_dir: Path,  # where bench_cluster.csv goes
         say(f"{n_rows:,} adult-like rows written as Parquet in {time.perf_counter() - t0:.0f} s")
         model = bench_model(); (scratch / "model.pkl").write_bytes(pickle.dumps(model))
         idle = warm_up_workers(client, model, str(scratch / "rows"))
-        mem, clu, load = [], [], []
-        for r in range(repeats):
-            load.append(os.getloadavg()[0] if hasattr(os, "getloadavg") else np.nan)
-            with cf.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
-                mem.append(pool.submit(in_memory_run, str(scratch / "model.pkl"), str(scratch / "rows"),
-                                       str(scratch / "memory.parquet")).result())
-            say(f"run {r + 1}/{repeats}: one process in memory {mem[-1]['total_s']:.1f} s "
-                f"(read {mem[-1]['read_s']:.1f}, explain {mem[-1]['explain_s']:.1f}, write {mem[-1]['write_s']:.1f}), "
-                f"peak {mem[-1]['peak_rss_mib']:.0f} MiB")
-            clu.append(cluster_run(client, model, str(scratch / "rows"), str(scratch / "cluster")))
-            say(f"run {r + 1}/{repeats}: {clu[-1]['workers']} Dask workers {clu[-1]['total_s']:.1f} s")
+        mem, clu, load = _interleaved_runs(client, model, scratch, repeats, say)
         worker_peak = max(client.run(_peak_rss_mib).values())               # over the workers' whole life: every run
         say(f"peak resident memory of a worker over the {repeats} run(s): {worker_peak:.0f} MiB (limit {limit_mib:.0f} MiB)")
         diff = sample_difference(scratch / "rows", scratch / "memory.parquet", scratch / "cluster", model)
