@@ -223,9 +223,9 @@ class Additivity:
         except AssertionError as err:
             raise AssertionError(f"partition {number}: {str(err).strip()}") from None
 
-# %% ../nbs/43_cluster.ipynb #cb35f139
-class _DaskCore:
-    "What a `DaskExplanation` holds (function, model, rows, options, checks, the shipped key) and what it is: names, output and method from the first rows, explained here once."
+# %% ../nbs/43_cluster.ipynb #5de76ffa
+class _DaskHeld:
+    "What a `DaskExplanation` holds: the function, the model, the rows, the options, the checks, and the shipped key of the first three."
     def __init__(self, explain_fn: Callable, model, X, options: dict, checks: tuple = (), payload=None):
         import dask
         self.explain_fn, self.model, self.X, self.options, self.checks = explain_fn, model, X, dict(options), tuple(checks)
@@ -236,7 +236,6 @@ class _DaskCore:
         self._template = None
         self._empty = None
 
-    # ---- what it is, from the first rows ----------------------------------------------------------
     @property
     def is_array(self) -> bool:
         import dask.dataframe as dd
@@ -244,6 +243,9 @@ class _DaskCore:
     @property
     def npartitions(self) -> int: return self.X.npartitions if not self.is_array else len(self.X.chunks[0])
 
+# %% ../nbs/43_cluster.ipynb #8f381c15
+class _DaskCore(_DaskHeld):
+    "What a `DaskExplanation` is: names, output and method from the first rows, explained here once."
     @property
     def template(self) -> Explanation:
         "The in-memory explanation of X's first rows, on this process (computed once): names, output, method, shape."
@@ -278,9 +280,9 @@ class _DaskCore:
         more = "" if self._template is None else f", features={len(self.feature_names)}, output={self.output!r}"
         return f"DaskExplanation({what}, npartitions={self.npartitions}{more}, checks={len(self.checks)})"
 
-# %% ../nbs/43_cluster.ipynb #57b5e307
-class _DaskResults:
-    "The lazy results of a `DaskExplanation`: a dask DataFrame of contributions, one delayed `Explanation` per partition, one partition, the whole."
+# %% ../nbs/43_cluster.ipynb #b896fe52
+class _DaskFrames:
+    "The lazy contributions of a `DaskExplanation`: a dask DataFrame, built from the in-memory `to_frame()` of each partition (an array's row blocks by position)."
     def _blocks(self):
         "The array's row blocks as delayed ndarrays, with their first row's position."
         sizes = self.X.chunks[0]
@@ -307,6 +309,9 @@ class _DaskResults:
         divisions = (tuple(int(o) for o in offsets[:-1]) + (int(offsets[-1]) - 1,)) if len(sizes) and (sizes > 0).all() else None
         return dd.from_delayed(parts, meta=meta.set_axis(pd.RangeIndex(0), axis=0), divisions=divisions, verify_meta=False)
 
+# %% ../nbs/43_cluster.ipynb #a3d233f1
+class _DaskResults(_DaskFrames):
+    "The lazy results of a `DaskExplanation`: a dask DataFrame of contributions, one delayed `Explanation` per partition, one partition, the whole."
     def to_delayed(self) -> list:
         "One `dask.delayed` in-memory `Explanation` per partition."
         import dask
