@@ -43,7 +43,7 @@ def check_knn(model,
     if getattr(model, "outputs_2d_", False): raise ValueError("multi-output k-NN cannot be neuralized" + ELSEWHERE)
     return int(k)
 
-# %% ../../nbs/22_knn.ipynb #57b7ecc3
+# %% ../../nbs/22_knn.ipynb #3a74a456
 class NeuralizedKNN(Network):
     """A fitted binary k-NN classifier (euclidean, odd k, uniform weights) as the rank-pooling network of §3.2.
 
@@ -53,32 +53,6 @@ class NeuralizedKNN(Network):
     `np.argpartition`; the fitted model is only read (and asked for its own vote on exact ties, g = 0)."""
     rule_type = BandRule
     _block_entries = 1 << 21
-
-    def __init__(self, model, # fitted sklearn.neighbors.KNeighborsClassifier, binary, odd k, uniform, euclidean
-                 *, chunk_size: int | None = None, # rows per block (default: ~2·10⁶ matrix entries)
-                 blas_threads: int | None = 1,     # BLAS threads (None: the BLAS default)
-                ):
-        self._set_options(chunk_size, blas_threads)
-        k = check_knn(model)
-        if len(model.classes_) != 2:
-            raise ValueError(f"NeuralizedKNN needs a binary classifier, this one has {len(model.classes_)} classes")
-        X = dense(model._fit_X, "the model's training points"); y = np.asarray(model._y).ravel()
-        if k > len(X):
-            raise ValueError(f"n_neighbors = {k} exceeds the {len(X)} training rows of the model "
-                             "(scikit-learn refuses it at prediction time)")
-        q = (k + 1) // 2
-        for c in (0, 1):
-            if (y == c).sum() < q:
-                raise ValueError(f"class {np.asarray(model.classes_[c]).item()!r} has {(y == c).sum()} training row(s), fewer than "
-                                 f"q = (n_neighbors + 1)/2 = {q}: its q-th nearest neighbour, which rank pooling "
-                                 "compares, does not exist (the k-NN always votes for the other class)")
-        self.model_ = model
-        self.classes_ = model.classes_
-        self.n_neighbors, self.q_ = int(k), q
-        self.pos_index_, self.neg_index_ = np.flatnonzero(y == 1), np.flatnonzero(y == 0)   # training rows per pool
-        self.pools_ = TwoPools(X[self.pos_index_], X[self.neg_index_])
-        self.n_features_in_ = X.shape[1]
-        feature_names_from(self, model)
 
     @property
     def n_pool_(self) -> tuple[int, int]: return self.pools_.n_pos, self.pools_.n_neg
@@ -94,6 +68,34 @@ class NeuralizedKNN(Network):
         d = np.take_along_axis(D, idx, axis=1)
         o = np.argsort(d, axis=1, kind="stable")
         return np.take_along_axis(idx, o, axis=1), np.take_along_axis(d, o, axis=1)
+
+# %% ../../nbs/22_knn.ipynb #d1f5818f
+@patch
+def __init__(self: NeuralizedKNN, model, # fitted sklearn.neighbors.KNeighborsClassifier, binary, odd k, uniform, euclidean
+             *, chunk_size: int | None = None, # rows per block (default: ~2·10⁶ matrix entries)
+             blas_threads: int | None = 1,     # BLAS threads (None: the BLAS default)
+            ):
+    self._set_options(chunk_size, blas_threads)
+    k = check_knn(model)
+    if len(model.classes_) != 2:
+        raise ValueError(f"NeuralizedKNN needs a binary classifier, this one has {len(model.classes_)} classes")
+    X = dense(model._fit_X, "the model's training points"); y = np.asarray(model._y).ravel()
+    if k > len(X):
+        raise ValueError(f"n_neighbors = {k} exceeds the {len(X)} training rows of the model "
+                         "(scikit-learn refuses it at prediction time)")
+    q = (k + 1) // 2
+    for c in (0, 1):
+        if (y == c).sum() < q:
+            raise ValueError(f"class {np.asarray(model.classes_[c]).item()!r} has {(y == c).sum()} training row(s), fewer than "
+                             f"q = (n_neighbors + 1)/2 = {q}: its q-th nearest neighbour, which rank pooling "
+                             "compares, does not exist (the k-NN always votes for the other class)")
+    self.model_ = model
+    self.classes_ = model.classes_
+    self.n_neighbors, self.q_ = int(k), q
+    self.pos_index_, self.neg_index_ = np.flatnonzero(y == 1), np.flatnonzero(y == 0)   # training rows per pool
+    self.pools_ = TwoPools(X[self.pos_index_], X[self.neg_index_])
+    self.n_features_in_ = X.shape[1]
+    feature_names_from(self, model)
 
 # %% ../../nbs/22_knn.ipynb #96747619
 @patch

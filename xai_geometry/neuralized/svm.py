@@ -34,7 +34,7 @@ def check_rbf_model(model, types: tuple, what: str) -> float:
     if not np.isfinite(gamma) or gamma <= 0: raise ValueError(f"the model's effective gamma must be positive, got {gamma}")
     return gamma
 
-# %% ../../nbs/21_svm.ipynb #f0a954cc
+# %% ../../nbs/21_svm.ipynb #bb8b12eb
 class SoftPoolNetwork(Network):
     """Detection / soft-max / soft-min network of a two-pool Gaussian kernel expansion (§3.1).
 
@@ -44,31 +44,6 @@ class SoftPoolNetwork(Network):
     `NeuralizedMulticlassSVM`, which read fitted models; here the pools are given as arrays.
     Its LRP rule is `rules.EtaRule` (η, β)."""
     rule_type = EtaRule
-
-    def __init__(self,
-                 U_pos: np.ndarray, alpha_pos: np.ndarray, # (m+, d), (m+,) positive pool and its weights > 0
-                 U_neg: np.ndarray, alpha_neg: np.ndarray, # (m−, d), (m−,) negative pool and its weights > 0
-                 theta: float,                             # intercept θ
-                 gamma: float,                             # kernel width γ
-                 *, classes=None,                          # (2,) labels: classes[1] where g > 0 (default [-1, 1])
-                 chunk_size: int | None = None,            # rows per block (default: ~10⁶ matrix entries)
-                 blas_threads: int | None = 1,             # BLAS threads in the products (None: BLAS default)
-                ):
-        self._set_options(chunk_size, blas_threads)
-        self.support_pos_, self.alpha_pos_ = dense(U_pos), dense(alpha_pos).ravel()
-        self.support_neg_, self.alpha_neg_ = dense(U_neg), dense(alpha_neg).ravel()
-        if np.any(self.alpha_pos_ <= 0) or np.any(self.alpha_neg_ <= 0): raise ValueError("pool weights must be positive")
-        self.theta_, self.gamma_ = float(theta), float(gamma)
-        if not np.isfinite(self.theta_): raise ValueError(f"the intercept must be finite, got {theta}")
-        if not (np.isfinite(self.gamma_) and self.gamma_ > 0): raise ValueError(f"gamma must be positive, got {gamma}")
-        self.classes_ = np.array([-1, 1]) if classes is None else np.asarray(classes)
-        if (len(self.alpha_pos_) == 0 and self.theta_ <= 0) or (len(self.alpha_neg_) == 0 and self.theta_ >= 0):
-            raise ValueError("the network needs a member in each pool: one side has no support vector "
-                             "(and the intercept does not fill it), so the model's sign is constant")
-        self.n_features_in_ = self.support_pos_.shape[1]
-        self.pools_ = TwoPools(self.support_pos_, self.support_neg_)
-        self.log_alpha_ = np.log(np.r_[self.alpha_pos_, self.alpha_neg_])   # (m,) stacked, positives first
-        self.log_abs_theta_ = float(np.log(abs(self.theta_))) if self.theta_ != 0 else 0.0
 
     @property
     def n_support_(self) -> tuple[int, int]: return len(self.alpha_pos_), len(self.alpha_neg_)
@@ -80,6 +55,33 @@ class SoftPoolNetwork(Network):
         "log Σ exp over a pool, with the bias member's logit (n,) when it belongs to the pool."
         A = logits if bias is None else np.hstack([logits, np.asarray(bias)[:, None]])
         return logsumexp(A, axis=1) if A.shape[1] else np.full(len(A), -np.inf)
+
+# %% ../../nbs/21_svm.ipynb #f84573b5
+@patch
+def __init__(self: SoftPoolNetwork,
+             U_pos: np.ndarray, alpha_pos: np.ndarray, # (m+, d), (m+,) positive pool and its weights > 0
+             U_neg: np.ndarray, alpha_neg: np.ndarray, # (m−, d), (m−,) negative pool and its weights > 0
+             theta: float,                             # intercept θ
+             gamma: float,                             # kernel width γ
+             *, classes=None,                          # (2,) labels: classes[1] where g > 0 (default [-1, 1])
+             chunk_size: int | None = None,            # rows per block (default: ~10⁶ matrix entries)
+             blas_threads: int | None = 1,             # BLAS threads in the products (None: BLAS default)
+            ):
+    self._set_options(chunk_size, blas_threads)
+    self.support_pos_, self.alpha_pos_ = dense(U_pos), dense(alpha_pos).ravel()
+    self.support_neg_, self.alpha_neg_ = dense(U_neg), dense(alpha_neg).ravel()
+    if np.any(self.alpha_pos_ <= 0) or np.any(self.alpha_neg_ <= 0): raise ValueError("pool weights must be positive")
+    self.theta_, self.gamma_ = float(theta), float(gamma)
+    if not np.isfinite(self.theta_): raise ValueError(f"the intercept must be finite, got {theta}")
+    if not (np.isfinite(self.gamma_) and self.gamma_ > 0): raise ValueError(f"gamma must be positive, got {gamma}")
+    self.classes_ = np.array([-1, 1]) if classes is None else np.asarray(classes)
+    if (len(self.alpha_pos_) == 0 and self.theta_ <= 0) or (len(self.alpha_neg_) == 0 and self.theta_ >= 0):
+        raise ValueError("the network needs a member in each pool: one side has no support vector "
+                         "(and the intercept does not fill it), so the model's sign is constant")
+    self.n_features_in_ = self.support_pos_.shape[1]
+    self.pools_ = TwoPools(self.support_pos_, self.support_neg_)
+    self.log_alpha_ = np.log(np.r_[self.alpha_pos_, self.alpha_neg_])   # (m,) stacked, positives first
+    self.log_abs_theta_ = float(np.log(abs(self.theta_))) if self.theta_ != 0 else 0.0
 
 # %% ../../nbs/21_svm.ipynb #06c0b301
 @patch
