@@ -66,7 +66,7 @@ def _allows_nan(model) -> bool:
     try: return bool(model.__sklearn_tags__().input_tags.allow_nan)
     except AttributeError: return False
 
-# %% ../../nbs/48k_tree_models.ipynb #d0430a4c
+# %% ../../nbs/48k_tree_models.ipynb #3de195a5
 def _read_forest(model):
     "Two classes: class 1's fractions only (the explained column, shap's convention), half the work."
     trees = list(getattr(model, "estimators_", [model]))
@@ -82,6 +82,7 @@ def _read_forest(model):
         return np.mean([p / p.sum(1, keepdims=True) for p in v], axis=0)[:, keep]
     return arrays, 0.0, what, own, ([str(c) for c in model.classes_[keep]] if clf else None)
 
+# %% ../../nbs/48k_tree_models.ipynb #21fe2229
 def _read_boosting(model):
     est, lr = model.estimators_, model.learning_rate
     K = est.shape[1]
@@ -97,7 +98,7 @@ def _read_boosting(model):
     names = [str(c) for c in model.classes_] if clf and K > 1 else None
     return arrays, None, what, own, names
 
-# %% ../../nbs/48k_tree_models.ipynb #c0d65644
+# %% ../../nbs/48k_tree_models.ipynb #e717d4b3
 def _hist_numbers(model):
     "HistGradientBoosting's numbers: float64, its own OrdinalEncoder for the categorical columns (placed first)."
     pre = getattr(model, "_preprocessor", None)
@@ -109,6 +110,7 @@ def _hist_numbers(model):
     cols = np.arange(model.n_features_in_) if pre is None or cat is None else np.r_[np.flatnonzero(cat), np.flatnonzero(~cat)]
     return numbers, cols
 
+# %% ../../nbs/48k_tree_models.ipynb #347868f8
 def _read_hist(model):
     known, fmap = model._bin_mapper.make_known_categories_bitsets()
     arrays, bits = [], []
@@ -135,13 +137,14 @@ def _read_hist(model):
     names = [str(c) for c in model.classes_] if clf and len(offset) > 1 else None
     return arrays, offset, np.array(bits).reshape(-1, 8) if bits else None, what, own, names
 
-# %% ../../nbs/48k_tree_models.ipynb #9264dee7
+# %% ../../nbs/48k_tree_models.ipynb #2e339f11
 def _path_length_correction(n):
     "c(n): the average path length of an unsuccessful search in a binary search tree of n points (0 for n <= 1, 1 for n = 2)."
     n = np.asarray(n, float)
     big = np.maximum(n, 3.0)
     return np.where(n <= 1, 0.0, np.where(n == 2, 1.0, 2.0 * (np.log(big - 1.0) + np.euler_gamma) - 2.0 * (big - 1.0) / big))
 
+# %% ../../nbs/48k_tree_models.ipynb #bd0fcdee
 def _read_isolation(model):
     T = len(model.estimators_)
     arrays = []
