@@ -206,9 +206,9 @@ class Prepared:
             self.background_, self.base_ = B, self.prepared_[1]
         self.names = column_names(model.n_features_in_, model=model)
 
-# %% ../../nbs/48k_tree_models.ipynb #e9d30309
-def _call(self, X) -> Explanation:
-    X = as_rows(X)
+# %% ../../nbs/48k_tree_models.ipynb #80f3519c
+def _values(self, X) -> tuple:
+    "Values (n, M, K) of the rows `X` (as_rows already) in their raw columns, and base values (n, K); with `check_additivity`, their sum checked against the model's own output."
     tm, ens = self.trees_, self.trees_.ensemble
     Z = tm.numbers(X, "X")
     phi = path_dependent_shapley(ens, Z) if self.prepared_ is None else interventional_shapley(ens, Z, background=self.prepared_)
@@ -220,8 +220,15 @@ def _call(self, X) -> Explanation:
         err = np.abs(V.sum(1) + base - own).max()
         if not err <= 1e-8 * (1.0 + np.abs(own).max()):
             raise ValueError(f"the tree Shapley values miss {tm.output} by {err:.3g} (check_additivity=True)")
+    return V, base
+
+# %% ../../nbs/48k_tree_models.ipynb #72c034f8
+def _call(self, X) -> Explanation:
+    X = as_rows(X)
+    V, base = _values(self, X)
+    tm = self.trees_
     data = X[self.names] if isinstance(X, pd.DataFrame) and set(self.names) <= set(X.columns) else \
-        pd.DataFrame(np.asarray(X, float).reshape(len(Z), -1), columns=self.names)
+        pd.DataFrame(np.asarray(X, float).reshape(len(V), -1), columns=self.names)
     game = "interventional" if self.prepared_ is not None else "tree_path_dependent"
     info = {"model": type(self.model).__name__, "method": "tree_shap", "explains": tm.output, "feature_perturbation": game,
             "background": None if self.background_ is None else f"{len(self.background_)} given rows",
