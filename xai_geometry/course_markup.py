@@ -12,7 +12,7 @@ import re
 __all__ = ['BEGIN', 'END', 'HIDDEN_BEGIN', 'HIDDEN_END', 'STUB', 'TEXT_STUB', 'GRADED', 'MARK_BEGIN', 'MARK_END', 'TASK',
            'WRITTEN', 'strip_solutions', 'strip_hidden_tests', 'strip_mark_scheme']
 
-# %% ../nbs/54d_course_markup.ipynb #d652f7ed
+# %% ../nbs/54d_course_markup.ipynb #a8060269
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 STUB, TEXT_STUB = "# YOUR CODE HERE", "YOUR ANSWER HERE"   # nbgrader's stubs (its code stub without the `raise`)
@@ -21,6 +21,7 @@ MARK_BEGIN, MARK_END = "=== BEGIN MARK SCHEME ===", "=== END MARK SCHEME ==="   
 TASK = re.compile(r"^\*\*Grading of the project\*\*\s*\(graded by hand with the rubric:\s*(?P<id>[A-Za-z_][\w-]*),\s*(?P<points>\d+(?:\.\d+)?)\s*points?\)", re.M)
 WRITTEN = re.compile(r"^\*\*Your answer\*\*\s*\(graded by hand:\s*(?P<id>[A-Za-z_][\w-]*),\s*(?P<points>\d+(?:\.\d+)?)\s*points?\)", re.M)
 
+# %% ../nbs/54d_course_markup.ipynb #780c0dc1
 def _src(cell) -> str:
     s = cell.get("source", "")
     return "".join(s) if isinstance(s, list) else s
@@ -31,6 +32,7 @@ def _normalized(nb: dict) -> dict:
     for c in nb["cells"]: c["source"] = _src(c)
     return nb
 
+# %% ../nbs/54d_course_markup.ipynb #3a180895
 def _is_solution(cell) -> bool: return BEGIN in _src(cell)
 
 def _graded(cell):
@@ -48,7 +50,7 @@ def _task(cell):
     m = TASK.search(_src(cell)) if cell["cell_type"] == "markdown" else None
     return (m["id"], float(m["points"])) if m else None
 
-# %% ../nbs/54d_course_markup.ipynb #2cededf4
+# %% ../nbs/54d_course_markup.ipynb #d399bda8
 def _strip(src: str, begin: str, end: str, stub: str | None) -> str:
     "`src` without its `begin` ... `end` regions (markers included), each replaced by `stub` at the marker's indent."
     out, inside = [], False
@@ -64,6 +66,7 @@ def _strip(src: str, begin: str, end: str, stub: str | None) -> str:
     if inside: raise ValueError(f"{begin!r} without {end!r}")
     return "\n".join(out)
 
+# %% ../nbs/54d_course_markup.ipynb #31f44be0
 def strip_solutions(src: str, stub: str = STUB) -> str:
     "`src` with every `### BEGIN SOLUTION` ... `### END SOLUTION` region replaced by `stub` (same indent)."
     return _strip(src, BEGIN, END, stub)
