@@ -24,13 +24,14 @@ def matches(answer, expected, *, rtol: float = 1e-6, atol: float = 1e-9) -> bool
     except (TypeError, ValueError):
         return False
 
-# %% ../nbs/54c_course_answers.ipynb #06b7413f
+# %% ../nbs/54c_course_answers.ipynb #f14b3b5d
 def _same_choice(answer, a) -> bool:
     "Whether `answer` is the choice `a`: the same text, or the same number (not a bool, not text)."
     if isinstance(a, str) or isinstance(answer, str): return isinstance(a, str) and isinstance(answer, str) and answer == a
     if isinstance(answer, bool) or isinstance(a, bool) or np.ndim(answer) != 0: return False
     return float(answer) == float(a)
 
+# %% ../nbs/54c_course_answers.ipynb #30646403
 def well_formed(answer, *, kind: str = "number", shape: tuple | None = None, size: int | None = None,
                 among=None, within: tuple | None = None) -> bool:
     """Whether `answer` has the form an exercise asks for, never whether it is right: `kind` one of "number" (a
