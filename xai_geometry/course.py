@@ -264,7 +264,7 @@ def slide_version(nb: dict) -> dict:
     nb["cells"] = cells
     return nb
 
-# %% ../nbs/54_course.ipynb #974c6cd2
+# %% ../nbs/54_course.ipynb #cdc65cd2
 PARTS = ("A_naive_bayes", "B_neuralized", "C_gnb")   # the part pages: each part unit's deck is built from its page
 
 def _first_sentence(text: str, limit: int = 240) -> str:
@@ -277,6 +277,7 @@ def _first_sentence(text: str, limit: int = 240) -> str:
     s = " ".join(x.strip() for x in sentences[:2]) if sentences and len(sentences[0]) < 40 else (sentences[0].strip() if sentences else text)
     return s if len(s) <= limit else s[:limit].rsplit(" ", 1)[0] + " ..."
 
+# %% ../nbs/54_course.ipynb #3a641e87
 _LEADS = {"Sources": "Who has read one of these? What question was it answering?",
           "The paper": "What would you need to see to believe this paper's main claim?",
           "Learning objectives": "Which of these can you already do, and which looks hardest?",
