@@ -162,7 +162,7 @@ def pooling_weights(self: SoftPoolNetwork, X, *, beta: float | None = None) -> P
     self._finite(X, S, p0p, p0n)
     return PoolingWeights(S[:, :mp], -S[:, mp:], p0p, p0n)
 
-# %% ../../nbs/21_svm.ipynb #5bb07061
+# %% ../../nbs/21_svm.ipynb #fa361bb5
 @patch
 def _relevance_of(self: SoftPoolNetwork, X: np.ndarray, rule: EtaRule) -> np.ndarray:
     "Relevance E_η (n, d) of eq. (6) of checked rows, linear-time form; positive = evidence for classes_[1]."
@@ -174,6 +174,7 @@ def _relevance_of(self: SoftPoolNetwork, X: np.ndarray, rule: EtaRule) -> np.nda
     self._finite(X, E)
     return E
 
+# %% ../../nbs/21_svm.ipynb #f3b7dc21
 @patch
 def _terms(self: SoftPoolNetwork, X: np.ndarray, rule: EtaRule) -> LRPTerms:
     "E_η of checked rows with its conservation law (the LRP notebook): relevance.sum(1) + root + gap = g."
