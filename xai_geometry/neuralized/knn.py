@@ -109,7 +109,7 @@ def _block(self: NeuralizedKNN, Xb, depth):
     i_n, dn = self._nearest(D[:, mp:], depth)
     return ip, dp, i_n, dn, dn[:, q - 1] - dp[:, q - 1]
 
-# %% ../../nbs/22_knn.ipynb #0f94b7eb
+# %% ../../nbs/22_knn.ipynb #e535c5fd
 @patch
 def decision_function(self: NeuralizedKNN, X) -> np.ndarray:
     "g(x) = d_q⁻(x)² − d_q⁺(x)², the rank-pooling network's output (n,); > 0 means classes_[1]."
@@ -119,6 +119,7 @@ def decision_function(self: NeuralizedKNN, X) -> np.ndarray:
     self._finite(X, out)
     return out
 
+# %% ../../nbs/22_knn.ipynb #72fad63e
 @patch
 def predict(self: NeuralizedKNN, X) -> np.ndarray:
     "Labels from the sign of g; on exact ties (g = 0) the fitted model's own vote (see the tie rule)."
@@ -136,7 +137,7 @@ def predict(self: NeuralizedKNN, X) -> np.ndarray:
 def _output_words(self: NeuralizedKNN) -> str:
     return f"network_output g(x) = d_q⁻² − d_q⁺² of the k-NN (q = {self.q_}; > 0: {class_label(self.classes_[1])})"
 
-# %% ../../nbs/22_knn.ipynb #8a6259b1
+# %% ../../nbs/22_knn.ipynb #abc92d50
 @patch
 def _band(self: NeuralizedKNN, ip, i_n, rule, n):
     "Sparse signed pooling matrix [P+ | −P−] (n, m) with uniform weights on the band of ranks q−κ..q+κ (`BandRule.band`)."
@@ -148,6 +149,7 @@ def _band(self: NeuralizedKNN, ip, i_n, rule, n):
     C = np.hstack(cols); V = np.hstack(vals)
     return sp.csr_matrix((V.ravel(), C.ravel(), np.arange(0, C.size + 1, C.shape[1])), shape=(n, mp + mn))
 
+# %% ../../nbs/22_knn.ipynb #c5bf5fb2
 @patch
 def pooling_weights(self: NeuralizedKNN, X, *, kappa: int | None = None) -> PoolingWeights:
     "Pooling probabilities of eq. (4): P+ (n, m+), P− (n, m−) uniform on each class's index band; no bias member."
