@@ -87,13 +87,14 @@ class NeuralizedMulticlassSVM(Network):
     def _output_words(self) -> str:
         return "network_output h_c(x) = ½(G_c − Σ_k q_k G_k) of the multi-class SVM, over the pairwise g_cl"
 
-# %% ../../nbs/24_multiclass.ipynb #380c870a
+# %% ../../nbs/24_multiclass.ipynb #284287cc
 @patch
 def pairwise_decision_function(self: NeuralizedMulticlassSVM, X) -> np.ndarray:
     "g_ab(x) (n, n_pairs) of the pairwise networks, > 0 = a beats b, pairs in scikit-learn's order."
     X = self.check_rows(X)
     return np.column_stack([net.decision_function(X) for net in self.networks_])
 
+# %% ../../nbs/24_multiclass.ipynb #c87b24c4
 @patch
 def _votes(self: NeuralizedMulticlassSVM, G):
     V = np.zeros((len(G), len(self.classes_)))
@@ -106,6 +107,7 @@ def votes(self: NeuralizedMulticlassSVM, X) -> np.ndarray:
     "Votes v_c(x) (n, n_classes) of eq. (9) with the step σ; g_ab = 0 votes for b (as libsvm)."
     return self._votes(self.pairwise_decision_function(X))
 
+# %% ../../nbs/24_multiclass.ipynb #07bb5402
 @patch
 def decision_function(self: NeuralizedMulticlassSVM, X) -> np.ndarray:
     "g_c(x) (n, n_classes) of eq. (10): votes for c minus those of its closest competitor."
@@ -154,7 +156,7 @@ def relevance(self: NeuralizedMulticlassSVM, X, rule=None, *,
     self._finite(X, E)
     return E
 
-# %% ../../nbs/24_multiclass.ipynb #39e25409
+# %% ../../nbs/24_multiclass.ipynb #3e80ae5f
 @patch
 def _all_terms(self: NeuralizedMulticlassSVM, X: np.ndarray, rule: EtaRule) -> LRPTerms:
     """Every class at once, with the conservation law: relevance (n, d, C), output h_c = ½(G_c − Σ_k q_k G_k),
@@ -172,6 +174,7 @@ def explain_all_terms(self: NeuralizedMulticlassSVM, X, rule=None, **params) -> 
     "Every class at once (`_all_terms`): relevance (n, d, C), output, root and gap (n, C)."
     return self._all_terms(self.check_rows(X), self.rule(rule, **params))
 
+# %% ../../nbs/24_multiclass.ipynb #01380aaf
 @patch
 def _terms(self: NeuralizedMulticlassSVM, X: np.ndarray, rule: EtaRule, target=None) -> LRPTerms:
     t_all = self._all_terms(X, rule)
