@@ -99,7 +99,7 @@ def __init__(self: NeuralizedL1KNN, model,                        # fitted naive
     self._set_pools(U, model.unique_class_counts_, k, model.classes_, groups, names, M)
     if hasattr(m, "feature_names_in_"): self.feature_names_in_ = np.asarray(m.feature_names_in_, dtype=object)
 
-# %% ../../nbs/40_shapley_knn_relevance.ipynb #dcb1f148
+# %% ../../nbs/40_shapley_knn_relevance.ipynb #bc76d3bb
 @patch
 def embed(self: NeuralizedL1KNN, X) -> np.ndarray:
     "Raw rows recoded and embedded as the k-NN does (the model's own checks of X apply), (n, D)."
@@ -112,6 +112,7 @@ def check_rows(self: NeuralizedL1KNN, X) -> np.ndarray:
     "The rows the network reads: X embedded (`embed`)."
     return self.embed(X)
 
+# %% ../../nbs/40_shapley_knn_relevance.ipynb #57403fdc
 @patch
 def feature_names(self: NeuralizedL1KNN) -> list: return list(self.variable_names_)
 
@@ -139,7 +140,7 @@ def _pool(self: NeuralizedL1KNN, D, c, rule):
     at_q = np.argmax(np.cumsum(cnt, axis=1) >= q, axis=1)
     return idx, rule.weights(cnt, q, n_c), np.take_along_axis(D, idx, 1)[np.arange(len(D)), at_q]
 
-# %% ../../nbs/40_shapley_knn_relevance.ipynb #de17f1a9
+# %% ../../nbs/40_shapley_knn_relevance.ipynb #8e174d68
 _TOL = 1e-9  # distances within this relative gap are equal (as in naive_bayes.neighbors)
 
 @patch
@@ -151,6 +152,7 @@ def _decide(self: NeuralizedL1KNN, E):
         g[b] = dn - dp; dmin[b] = np.minimum(dp, dn)
     return g, dmin
 
+# %% ../../nbs/40_shapley_knn_relevance.ipynb #c08212b8
 @patch
 def decision_function(self: NeuralizedL1KNN, X) -> np.ndarray:
     "g(x) = d_q⁻(x) − d_q⁺(x) in ℓ1, (n,); > 0 means classes_[1]."
