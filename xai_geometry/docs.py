@@ -424,7 +424,16 @@ def _write_conf(src: Path, cfg: dict, root: Path, extra: list[str]) -> None:
                                               copyright=cfg.get("copyright", ""), static=static, extra=extra,
                                               mathjax=mathjax))
 
-# %% ../nbs/05_docs.ipynb #6314472f
+# %% ../nbs/05_docs.ipynb #da8520ab
+def _sphinx(src: Path, site: Path, root: Path) -> int | None:
+    "Render the sources `src` into `site` with Sphinx: the number of its warnings (in `src/sphinx-warnings.txt`), or None if it failed."
+    warnings = src / "sphinx-warnings.txt"
+    r = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", "-j", "2", "-w", str(warnings), str(src), str(site)],
+                       cwd=root)
+    if r.returncode != 0: return None
+    return len([l for l in warnings.read_text().splitlines() if "WARNING" in l]) if warnings.exists() else 0
+
+# %% ../nbs/05_docs.ipynb #87cafd53
 def build_docs(out: str | os.PathLike | None = None,  # site directory (default: `_site/` of the checkout)
                execute: bool = False,  # re-run nbdev's processing from scratch (default: only the changed notebooks)
                open_browser: bool = False,
@@ -449,14 +458,11 @@ def build_docs(out: str | os.PathLike | None = None,  # site directory (default:
     _write_conf(src, cfg, root, extra)
     site = Path(out) if out else root / "_site"
     print(f"docs: Sphinx renders {len(stems)} pages into {site}", flush=True)
-    warnings = src / "sphinx-warnings.txt"
-    r = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", "-j", "2", "-w", str(warnings), str(src), str(site)],
-                       cwd=root)
-    if r.returncode != 0: return None
-    n_warn = len([l for l in warnings.read_text().splitlines() if "WARNING" in l]) if warnings.exists() else 0
+    n_warn = _sphinx(src, site, root)
+    if n_warn is None: return None
     links = check_site_links(site)
     print(f"docs: {links['pages']} pages, {links['links']} internal links checked, {len(links['broken'])} broken; "
-          f"{n_warn} Sphinx warnings ({warnings}); {time.perf_counter() - t0:.0f} s", flush=True)
+          f"{n_warn} Sphinx warnings ({src / 'sphinx-warnings.txt'}); {time.perf_counter() - t0:.0f} s", flush=True)
     for page, href, why in links["broken"][:20]: print(f"  broken link: {page} -> {href} ({why})")
     index = site / "index.html"
     print(f"docs: {index}")
