@@ -230,7 +230,7 @@ def _add_reproduce_command(sub, common) -> None:
     r.set_defaults(func=cmd_reproduce)
     _add_scheduler_option(r)
 
-# %% ../nbs/03_cli.ipynb #10441eb5
+# %% ../nbs/03_cli.ipynb #6013078c
 def _add_docs_commands(sub) -> None:
     "The `docs` and `datasets` subcommands, added by `build_parser`."
     o = sub.add_parser("docs", help="build the offline documentation site")
@@ -242,6 +242,7 @@ def _add_docs_commands(sub) -> None:
     s.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show the full traceback of an error")
     s.set_defaults(func=cmd_datasets)
 
+# %% ../nbs/03_cli.ipynb #41083a49
 def _add_course_command(sub) -> None:
     "The `course` subcommand, added by `build_parser`."
     c = sub.add_parser("course", help="write the course: student and teacher notebooks, slides (writes to _out/course/)")

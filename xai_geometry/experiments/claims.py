@@ -120,11 +120,24 @@ class Judged:
         if self.seal is not _SEAL: raise TypeError("a `Judged` is made by `judge` only: return `judge(...)` from a claim")
         if self.status not in STATUSES: raise ValueError(f"unknown status {self.status!r}: the rule's are {list(STATUSES)}")
 
-# %% ../../nbs/09a_claims.ipynb #c563fcbe
+# %% ../../nbs/09a_claims.ipynb #e15e2d45
 def _say(r: Reading) -> str:
     return f"{r.label}: {r.text}" if r.label else r.text
 
 
+def _evidence(run: Reading, beside: tuple, paper: Reading | None, candidates: tuple) -> str:
+    "The evidence of a verdict: the readings, each labelled, the run's first; one sentence, capitalized."
+    parts = [_say(run)] + [_say(r) for r in beside]
+    if paper is not None:
+        parts.append(f"at the setting the paper names, {_say(paper)} ({'holds' if paper.holds else 'does not hold'})")
+    helps = [r for r in candidates if r.holds and not run.holds]
+    others = [r for r in candidates if r not in helps]
+    if helps: parts.append("candidates chosen after the fact, not explanations: " + "; ".join(_say(r) for r in helps))
+    if others: parts.append("after the fact, without effect on the status: " + "; ".join(_say(r) for r in others))
+    text = "; ".join(p.rstrip(".") for p in parts) + "."
+    return text[0].upper() + text[1:] if re.match(r"[a-z]+[ ,:]", text) else text
+
+# %% ../../nbs/09a_claims.ipynb #e6e559d6
 def judge(run: Reading,  # the committed run (split 0; its label says when it is below the paper's budget)
           beside: tuple = (),  # readings shown and never judged (pooled over the splits, another threshold)
           paper: Reading | None = None,  # at a setting the paper or its authors' code names, where the run used another
@@ -139,15 +152,7 @@ def judge(run: Reading,  # the committed run (split 0; its label says when it is
     if paper is None: status = STATUSES[0] if run.holds else STATUSES[2]
     elif run.holds == paper.holds: status = STATUSES[0] if run.holds else STATUSES[2]
     else: status = STATUSES[1]
-    parts = [_say(run)] + [_say(r) for r in beside]
-    if paper is not None:
-        parts.append(f"at the setting the paper names, {_say(paper)} ({'holds' if paper.holds else 'does not hold'})")
-    helps = [r for r in candidates if r.holds and not run.holds]
-    others = [r for r in candidates if r not in helps]
-    if helps: parts.append("candidates chosen after the fact, not explanations: " + "; ".join(_say(r) for r in helps))
-    if others: parts.append("after the fact, without effect on the status: " + "; ".join(_say(r) for r in others))
-    text = "; ".join(p.rstrip(".") for p in parts) + "."
-    return Judged(status, text[0].upper() + text[1:] if re.match(r"[a-z]+[ ,:]", text) else text, seal=_SEAL)
+    return Judged(status, _evidence(run, beside, paper, candidates), seal=_SEAL)
 
 # %% ../../nbs/09a_claims.ipynb #ad02ef50
 def within(ours: float,  # our value
