@@ -16,7 +16,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from .docs_links import _PART_PACKAGES, _Linker, _imports, _module_pages, _source, heading_slugs, slugify
+from .docs_links import (_PART_PACKAGES, _Linker, _exported_module, _imports, _module_pages, _source,
+                                     heading_slugs, slugify)
 from .runner import project_root
 
 # %% auto #0
@@ -243,8 +244,7 @@ def _page_context(stem: str, nbs: Path | None, lib: str) -> dict:
     src_nb = nbs / f"{stem}.ipynb" if nbs else None
     code = [_source(c) for c in json.loads(src_nb.read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "code"] \
         if src_nb and src_nb.exists() else []
-    own = next((m.group(1) for s in code for m in [re.search(r"^\s*#\|\s*default_exp\s+(\S+)", s, flags=re.M)] if m), None)
-    own = f"{lib}.{own}".removesuffix(".__init__") if own else None
+    own = next(filter(None, (_exported_module(s, lib) for s in code)), None)
     part = next((pkg for pat, pkg in _PART_PACKAGES if re.match(pat, stem)), None)
     return dict(imports=_imports(code, lib), own_module=own, part=part)
 

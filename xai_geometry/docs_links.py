@@ -70,15 +70,19 @@ def _imports(sources: list[str], lib: str) -> dict[str, str]:
 # %% ../nbs/05a_docs_links.ipynb #764d52ac
 def _source(c) -> str: return "".join(c["source"]) if isinstance(c["source"], list) else c["source"]
 
+def _exported_module(src: str, lib: str) -> str | None:
+    "The module a code cell's `#| default_exp` names (a subpackage's `__init__` is the subpackage), or None."
+    m = re.search(r"^\s*#\|\s*default_exp\s+(\S+)", src, flags=re.M)
+    return f"{lib}.{m.group(1)}".removesuffix(".__init__") if m else None
+
 def _module_pages(nbs: Path, lib: str) -> dict[str, str]:
     "Module -> the notebook that exports it (`#| default_exp`; a subpackage's `__init__` is the subpackage)."
     out = {}
     for p in sorted(nbs.glob("*.ipynb")):
         for c in json.loads(p.read_text(encoding="utf-8"))["cells"]:
-            m = re.search(r"^\s*#\|\s*default_exp\s+(\S+)", _source(c), flags=re.M) if c["cell_type"] == "code" else None
-            if m:
-                mod = f"{lib}.{m.group(1)}"
-                out.setdefault(mod[: -len(".__init__")] if mod.endswith(".__init__") else mod, p.stem)
+            mod = _exported_module(_source(c), lib) if c["cell_type"] == "code" else None
+            if mod:
+                out.setdefault(mod, p.stem)
                 break
     return out
 
