@@ -54,9 +54,9 @@ def _khiops_types(df, target, categorical) -> dict:
     return {c: "Categorical" if (c == target or c in categorical or not pd.api.types.is_numeric_dtype(df[c])
                                  or pd.api.types.is_bool_dtype(df[c])) else "Numerical" for c in df.columns}
 
-# %% ../nbs/04b_khiops_job.ipynb #6b29e346
-def _prepare(train_csv, test_csv, target, categorical, workdir):
-    "Read the CSVs, write Khiops' TSV files (empty field = missing) and its dictionary domain."
+# %% ../nbs/04b_khiops_job.ipynb #640c40bf
+def _khiops_files(train_csv, test_csv, target, categorical, workdir) -> tuple:
+    "Read the CSVs and write Khiops' TSV files into `workdir` (empty field = missing): (train, test, their paths, the Khiops types)."
     train = pd.read_csv(train_csv)
     test = pd.read_csv(test_csv) if test_csv else train.copy()
     if target not in train.columns: raise SystemExit(f"target {target!r} not in {list(train.columns)}")
@@ -70,6 +70,12 @@ def _prepare(train_csv, test_csv, target, categorical, workdir):
     paths = {k: os.path.join(workdir, f"{k}.tsv") for k in ("train", "test")}
     train.to_csv(paths["train"], sep="\t", index=False, na_rep="")
     test.to_csv(paths["test"], sep="\t", index=False, na_rep="")
+    return train, test, paths, types
+
+# %% ../nbs/04b_khiops_job.ipynb #52bb7515
+def _prepare(train_csv, test_csv, target, categorical, workdir):
+    "Read the CSVs, write Khiops' TSV files (empty field = missing) and its dictionary domain."
+    train, test, paths, types = _khiops_files(train_csv, test_csv, target, categorical, workdir)
     _, kh = _khiops()
     domain, dic = kh.DictionaryDomain(), kh.Dictionary()
     dic.name = "main"
@@ -104,7 +110,16 @@ def _report_parts(det) -> list:
     for p, c in zip(parts, det["dataGrid"]["partTargetFrequencies"]): p["class_counts"] = [int(x) for x in c]
     return parts
 
-# %% ../nbs/04b_khiops_job.ipynb #743cd88c
+# %% ../nbs/04b_khiops_job.ipynb #9906de39
+def _grid_parts(g: dict, STAR: str) -> tuple[list, str | None]:
+    "The parts of a selected variable with their class counts, from its data grid in the model, and where its missing values go (intervals)."
+    missing = None
+    if g["kind"] == "intervals": parts, missing = _interval_parts(g["bounds"])
+    else: parts = [{"values": [v for v in grp if v != STAR], "default_group": STAR in grp} for grp in g["groups"]]
+    for p, c in zip(parts, g["counts"]): p["class_counts"] = [int(x) for x in c]
+    return parts, missing
+
+# %% ../nbs/04b_khiops_job.ipynb #0df4d206
 def _variables(prep, model, sel_report, STAR) -> list:
     "One entry per input variable: type, level, selected, weight, importance and its parts with class counts."
     sel = {v["name"]: v for v in model["selected"]}
@@ -117,10 +132,8 @@ def _variables(prep, model, sel_report, STAR) -> list:
                  "importance": sel_report.get(name, {}).get("importance"), "missing_number": vs.get("missingNumber")}
         det = details.get(vs["rank"])
         if name in sel:  # the exact partition that is deployed, from the model dictionary
-            g = sel[name]["grid"]
-            if g["kind"] == "intervals": parts, entry["missing_part"] = _interval_parts(g["bounds"])
-            else: parts = [{"values": [v for v in grp if v != STAR], "default_group": STAR in grp} for grp in g["groups"]]
-            for p, c in zip(parts, g["counts"]): p["class_counts"] = [int(x) for x in c]
+            parts, missing = _grid_parts(sel[name]["grid"], STAR)
+            if missing is not None: entry["missing_part"] = missing
         elif det is not None: parts = _report_parts(det)
         else:  # level 0: a single part
             parts = [{"all": True, "class_counts": [int(x) for x in prep["summary"]["targetValues"]["frequencies"]]}]
