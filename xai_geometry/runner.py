@@ -286,21 +286,29 @@ def _same(a, b, rtol: float = 0.0):
 
 def _key(values) -> str: return ", ".join(str(v) for v in values)
 
-# %% ../nbs/02_runner.ipynb #d7c3da4f
+# %% ../nbs/02_runner.ipynb #d2253bcc
+def _structure_differences(t: RecordTable, q, r) -> list:
+    "What differs before any value: a key that appears twice in either table, a compared column that one of them lacks."
+    keys, out = list(t.keys), []
+    for name, df in (("quick", q), ("record", r)):
+        dup = df.duplicated(keys)
+        if dup.any(): out.append(dict(table=t.record, key=_key(df.loc[dup, keys].iloc[0]), column="(keys)",
+                                      quick=f"duplicate key in the {name} table", record=""))
+    cols_q, cols_r = set(q.columns) - set(t.ignore), set(r.columns) - set(t.ignore)
+    for c in sorted(cols_q ^ cols_r):
+        out.append(dict(table=t.record, key="", column=c, quick="present" if c in cols_q else "absent",
+                        record="present" if c in cols_r else "absent"))
+    return out
+
+# %% ../nbs/02_runner.ipynb #86078880
 def _table_differences(t: RecordTable, q, r) -> tuple[list, dict]:
     "The differences between a quick run's table `q` and the record's `r` by the rules of `t`, and the summary of the comparison."
     import numpy as np
-    diffs = []
+    for col, values in t.not_shared.items(): q = q[~q[col].isin(values)]
+    keys, diffs = list(t.keys), _structure_differences(t, q, r)
     def differ(key, column, quick, record):
         diffs.append(dict(table=t.record, key=key, column=column, quick=quick, record=record))
-    for col, values in t.not_shared.items(): q = q[~q[col].isin(values)]
-    keys = list(t.keys)
-    for name, df in (("quick", q), ("record", r)):
-        dup = df.duplicated(keys)
-        if dup.any(): differ(_key(df.loc[dup, keys].iloc[0]), "(keys)", f"duplicate key in the {name} table", "")
     cols_q, cols_r = set(q.columns) - set(t.ignore), set(r.columns) - set(t.ignore)
-    for c in sorted(cols_q ^ cols_r):
-        differ("", c, "present" if c in cols_q else "absent", "present" if c in cols_r else "absent")
     m = q.merge(r, on=keys, how="left", suffixes=("", " (record)"), indicator=True)
     for _, row in m[m["_merge"] == "left_only"].iterrows():
         differ(_key(row[keys]), "(row)", "present", "absent")
