@@ -13,9 +13,9 @@ from pathlib import Path
 
 # %% auto #0
 __all__ = ['DEMOS', 'REPRODUCE', 'BENCH', 'USAGE_ERROR', 'BUG', 'NOT_IMPLEMENTED', 'PartNotAvailable', 'resolve', 'cmd_demo',
-           'cmd_reproduce', 'cmd_bench', 'cmd_docs', 'cmd_datasets', 'build_parser', 'main', 'cmd_course']
+           'cmd_reproduce', 'cmd_bench', 'cmd_docs', 'cmd_datasets', 'cmd_course', 'build_parser', 'main']
 
-# %% ../nbs/03_cli.ipynb #6964d453
+# %% ../nbs/03_cli.ipynb #568d74f6
 DEMOS = {
     "A": "xai_geometry.experiments.tour_part_a:demo",
     "B": "xai_geometry.experiments.tour_part_b:demo",
@@ -36,6 +36,8 @@ BENCH = {
     "evaluate": "xai_geometry.experiments.bench_evaluate:bench",
     "door": "xai_geometry.experiments.bench_door:bench",
 }
+
+# %% ../nbs/03_cli.ipynb #61c30753
 USAGE_ERROR = 2  # exit status of a user's mistake (the argparse convention)
 BUG = 1  # exit status of an unexpected error
 NOT_IMPLEMENTED = 3  # exit status of a command whose module is missing from this installation
@@ -55,8 +57,7 @@ def resolve(entry: str):
     if not hasattr(mod, fn_name): raise PartNotAvailable(f"{mod_name} has no function {fn_name!r}")
     return getattr(mod, fn_name)
 
-
-# %% ../nbs/03_cli.ipynb #007d87b7
+# %% ../nbs/03_cli.ipynb #fbd86f62
 def _writable_folder(path, option: str = "--out") -> Path:
     "The folder `option` (`--out`, `--cache`) names, created if needed and checked writable; a `UsageError` (exit 2, one line) otherwise."
     import tempfile
@@ -70,12 +71,14 @@ def _writable_folder(path, option: str = "--out") -> Path:
         raise UsageError(f"{option} {path}: cannot write there ({e.strerror or type(e).__name__}); choose a folder you can write to") from None
     return p
 
+# %% ../nbs/03_cli.ipynb #3a9bbbf9
 def _out_dir(args, kind: str | None) -> Path:
     "`--out` if given (a writable folder); else `figures/` for results of record (kind None), else the scratch folder `_out/<kind>`."
     from xai_geometry.runner import figures_dir, output_dir
     if args.out: return figures_dir(_writable_folder(args.out))
     return figures_dir() if kind is None else output_dir(kind)
 
+# %% ../nbs/03_cli.ipynb #1e6e42f6
 def cmd_demo(args) -> int:
     "Run the tour of every part asked for; print the files written."
     out, written = _out_dir(args, "demo"), []
@@ -90,6 +93,7 @@ def cmd_demo(args) -> int:
     for p in written: print(f"  {p}")
     return 0
 
+# %% ../nbs/03_cli.ipynb #83e8d164
 def _run_entry(table: dict, part: str, kind: str, **kw) -> int:
     try: fn = resolve(table[part])
     except PartNotAvailable as e:
@@ -103,6 +107,7 @@ def _run_entry(table: dict, part: str, kind: str, **kw) -> int:
         for p in res: print(f"  {p}")
     return 0
 
+# %% ../nbs/03_cli.ipynb #c58c6856
 def cmd_reproduce(args) -> int:
     "Reproduce one part: results of record in `figures/`, or a quick run in the scratch folder."
     from xai_geometry.runner import UsageError, default_cache_dir
@@ -120,6 +125,7 @@ def cmd_reproduce(args) -> int:
         with refreshed_cache(): return _run_entry(REPRODUCE, args.part, "reproduce", **kw)
     return _run_entry(REPRODUCE, args.part, "reproduce", **kw)
 
+# %% ../nbs/03_cli.ipynb #9dd124ff
 def cmd_bench(args) -> int:
     "Benchmark one part against its peer: the table of record in `figures/`, or a quick run in the scratch folder."
     return _run_entry(BENCH, args.part, "bench", out_dir=_out_dir(args, f"bench-quick/{args.part}" if args.quick else None),
@@ -129,6 +135,7 @@ def cmd_docs(args) -> int:
     from xai_geometry.docs import build_docs
     return 0 if build_docs(out=args.out, execute=False, open_browser=False) else 1
 
+# %% ../nbs/03_cli.ipynb #69cd3c74
 def cmd_datasets(args) -> int:
     "The registry with, for each set, where `load` finds it (package, an override, or scikit-learn)."
     import pandas as pd
@@ -145,8 +152,22 @@ def cmd_datasets(args) -> int:
         print(df.to_string(index=False))
     return 0
 
+# %% ../nbs/03_cli.ipynb #ccefa503
+def cmd_course(args) -> int:
+    "Write the course (`xai_geometry.course.build_course`): student and teacher notebooks, slides; print where."
+    from xai_geometry.course import build_course
+    from xai_geometry.runner import output_dir
+    grader = None
+    if args.nbgrader is not None:                       # refused before anything is written: see check_nbgrader_folder
+        from xai_geometry.course_tools import check_nbgrader_folder
+        grader = _writable_folder(check_nbgrader_folder(args.nbgrader, force=args.force), "--nbgrader")
+    out = _writable_folder(args.out) if args.out else output_dir("course")
+    written = build_course(out, slides=not args.no_slides, nbgrader=grader, force=args.force, start=args.start)
+    where = {"readme": lambda ps: f": {ps[0]}", "nbgrader": lambda ps: f" in {grader}"}
+    for kind, paths in written.items(): print(f"{kind}: {len(paths)} file(s)" + where.get(kind, lambda ps: f" in {out / kind}")(paths))
+    return 0
 
-# %% ../nbs/03_cli.ipynb #f5d86958
+# %% ../nbs/03_cli.ipynb #6e8a705d
 class _Parser(argparse.ArgumentParser):
     "argparse, with a usage error printed as one line (no usage block) and exit status 2."
     def error(self, message):
@@ -164,25 +185,39 @@ def _positive(text: str) -> int:
     if n < 1: raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
     return n
 
-def _version() -> str:
-    from xai_geometry import __version__
-    return f"xai-geometry {__version__}"
-
-def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="xai-geometry",
-                description="Explanations as geometry: reproduce, benchmark and document the three papers.")
-    p.add_argument("--version", action="version", version=_version())
-    p.add_argument("--debug", action="store_true", help="show the full traceback of an error")
-    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND")
+# %% ../nbs/03_cli.ipynb #9bcd31a2
+def _common_options() -> argparse.ArgumentParser:
+    "The options `demo`, `reproduce` and `bench` share, as a parent parser."
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--out", default=None, help="output directory (default: see the command)")
     common.add_argument("--no-progress", action="store_true", help="no progress bars")
     common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show the full traceback of an error")
+    return common
 
+def _add_scheduler_option(q) -> None:
+    "`--scheduler ADDRESS`, for `reproduce` and `bench`."
+    q.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="run on this Dask scheduler (tcp://HOST:8786), or 'local:N' for N worker processes here (the 'cluster' extra)")
+
+# %% ../nbs/03_cli.ipynb #13d6b4fe
+def _add_demo_command(sub, common) -> None:
+    "The `demo` subcommand, added by `build_parser`."
     d = sub.add_parser("demo", parents=[common], help="a fast tour of the three parts (writes to _out/demo/)")
     d.add_argument("--parts", nargs="*", choices=list(DEMOS), help="only these parts (default: all)")
     d.set_defaults(func=cmd_demo)
 
+def _add_bench_command(sub, common) -> None:
+    "The `bench` subcommand, added by `build_parser`."
+    b = sub.add_parser("bench", parents=[common], help="benchmark a part against its peer implementation (writes to figures/)")
+    b.add_argument("part", choices=list(BENCH))
+    b.add_argument("--repeats", type=_positive, default=5, help="timed runs per measurement (the median is reported)")
+    b.add_argument("--quick", action="store_true", help="smaller sizes (writes to _out/bench-quick/)")
+    b.set_defaults(func=cmd_bench)
+    _add_scheduler_option(b)
+
+# %% ../nbs/03_cli.ipynb #962d0255
+def _add_reproduce_command(sub, common) -> None:
+    "The `reproduce` subcommand, added by `build_parser`."
     r = sub.add_parser("reproduce", parents=[common], help="reproduce a part's tables and figures (writes to figures/)")
     r.add_argument("part", choices=list(REPRODUCE))
     r.add_argument("--quick", action="store_true", help="a named subset of the full run, same folds and settings (writes to _out/quick/)")
@@ -193,28 +228,50 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--fresh", action="store_true", help="recompute every task, ignoring the cache (and overwrite it)")
     r.add_argument("--backend", default=None, help="the implementation part-a is run with: 'ours' (default) or 'khiops'")
     r.set_defaults(func=cmd_reproduce)
+    _add_scheduler_option(r)
 
-    b = sub.add_parser("bench", parents=[common], help="benchmark a part against its peer implementation (writes to figures/)")
-    b.add_argument("part", choices=list(BENCH))
-    b.add_argument("--repeats", type=_positive, default=5, help="timed runs per measurement (the median is reported)")
-    b.add_argument("--quick", action="store_true", help="smaller sizes (writes to _out/bench-quick/)")
-    b.set_defaults(func=cmd_bench)
-    for q in (r, b):
-        q.add_argument("--scheduler", default=None, metavar="ADDRESS",
-                       help="run on this Dask scheduler (tcp://HOST:8786), or 'local:N' for N worker processes here (the 'cluster' extra)")
-
+# %% ../nbs/03_cli.ipynb #6013078c
+def _add_docs_commands(sub) -> None:
+    "The `docs` and `datasets` subcommands, added by `build_parser`."
     o = sub.add_parser("docs", help="build the offline documentation site")
     o.add_argument("--out", default=None, help="site directory (default: _site/ of the checkout)")
     o.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show the full traceback of an error")
     o.set_defaults(func=cmd_docs)
-
     s = sub.add_parser("datasets", help="list the data sets and where they were found")
     s.add_argument("--part", default=None, choices=["A", "B", "C", "a", "b", "c"], help="only the data sets of this part")
     s.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show the full traceback of an error")
     s.set_defaults(func=cmd_datasets)
+
+# %% ../nbs/03_cli.ipynb #41083a49
+def _add_course_command(sub) -> None:
+    "The `course` subcommand, added by `build_parser`."
+    c = sub.add_parser("course", help="write the course: student and teacher notebooks, slides (writes to _out/course/)")
+    c.add_argument("--out", default=None, help="course folder (default: _out/course/ of the checkout)")
+    c.add_argument("--no-slides", action="store_true", help="no reveal.js slides (they need nbconvert, and npm for their offline assets)")
+    c.add_argument("--nbgrader", default=None, metavar="DIR", help="also write an nbgrader course folder (nbgrader_config.py, source/<week>/) into DIR")
+    c.add_argument("--start", default=None, metavar="YYYY-MM-DD", help="the course's first day: the nbgrader folder's assignments are due 7, 14 and 21 days later at 09:00")
+    c.add_argument("--force", action="store_true", help="overwrite the nbgrader course folder DIR if it is one already (its nbgrader_config.py and source/)")
+    c.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show the full traceback of an error")
+    c.set_defaults(func=cmd_course)
+
+# %% ../nbs/03_cli.ipynb #bebec768
+def _version() -> str:
+    from xai_geometry import __version__
+    return f"xai-geometry {__version__}"
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="xai-geometry",
+                description="Explanations as geometry: reproduce, benchmark and document the three papers.")
+    p.add_argument("--version", action="version", version=_version())
+    p.add_argument("--debug", action="store_true", help="show the full traceback of an error")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND")
+    common = _common_options()
+    _add_demo_command(sub, common); _add_reproduce_command(sub, common); _add_bench_command(sub, common)
+    _add_docs_commands(sub)
     _add_course_command(sub)
     return p
 
+# %% ../nbs/03_cli.ipynb #76bb0e77
 def _user_errors() -> tuple:
     "The exception types that are a user's mistake, not a bug."
     from xai_geometry.runner import UsageError
@@ -225,6 +282,14 @@ def _one_line(e: BaseException) -> str:
     lines = [l.strip() for l in str(e).strip().splitlines() if l.strip()]
     return lines[0] if lines else type(e).__name__
 
+# %% ../nbs/03_cli.ipynb #09d41868
+def _run_command(args) -> int:
+    "Run the command: here, or with `--scheduler ADDRESS` on that Dask cluster (`xai_geometry.cluster.run_on_scheduler`)."
+    if not getattr(args, "scheduler", None): return args.func(args)
+    from xai_geometry.cluster import run_on_scheduler
+    return run_on_scheduler(args)
+
+# %% ../nbs/03_cli.ipynb #eb21359e
 def main(argv: list[str] | None = None) -> int:
     "Entry point of the `xai-geometry` console script: a user's mistake is one line and status 2, never a traceback."
     args = build_parser().parse_args(argv)
@@ -241,40 +306,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"xai-geometry {args.command}: unexpected error: {type(e).__name__}: {_one_line(e)} "
               "(run again with --debug for the traceback)", file=sys.stderr)
         return BUG
-
-
-# %% ../nbs/03_cli.ipynb #5c1a7e20
-def _run_command(args) -> int:
-    "Run the command: here, or with `--scheduler ADDRESS` on that Dask cluster (`xai_geometry.cluster.run_on_scheduler`)."
-    if not getattr(args, "scheduler", None): return args.func(args)
-    from xai_geometry.cluster import run_on_scheduler
-    return run_on_scheduler(args)
-
-# %% ../nbs/03_cli.ipynb #c0a5e002
-def cmd_course(args) -> int:
-    "Write the course (`xai_geometry.course.build_course`): student and teacher notebooks, slides; print where."
-    from xai_geometry.course import build_course
-    from xai_geometry.runner import output_dir
-    grader = None
-    if args.nbgrader is not None:                       # refused before anything is written: see check_nbgrader_folder
-        from xai_geometry.course_tools import check_nbgrader_folder
-        grader = _writable_folder(check_nbgrader_folder(args.nbgrader, force=args.force), "--nbgrader")
-    out = _writable_folder(args.out) if args.out else output_dir("course")
-    written = build_course(out, slides=not args.no_slides, nbgrader=grader, force=args.force, start=args.start)
-    where = {"readme": lambda ps: f": {ps[0]}", "nbgrader": lambda ps: f" in {grader}"}
-    for kind, paths in written.items(): print(f"{kind}: {len(paths)} file(s)" + where.get(kind, lambda ps: f" in {out / kind}")(paths))
-    return 0
-
-def _add_course_command(sub) -> None:
-    "The `course` subcommand, added by `build_parser`."
-    c = sub.add_parser("course", help="write the course: student and teacher notebooks, slides (writes to _out/course/)")
-    c.add_argument("--out", default=None, help="course folder (default: _out/course/ of the checkout)")
-    c.add_argument("--no-slides", action="store_true", help="no reveal.js slides (they need nbconvert, and npm for their offline assets)")
-    c.add_argument("--nbgrader", default=None, metavar="DIR", help="also write an nbgrader course folder (nbgrader_config.py, source/<week>/) into DIR")
-    c.add_argument("--start", default=None, metavar="YYYY-MM-DD", help="the course's first day: the nbgrader folder's assignments are due 7, 14 and 21 days later at 09:00")
-    c.add_argument("--force", action="store_true", help="overwrite the nbgrader course folder DIR if it is one already (its nbgrader_config.py and source/)")
-    c.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show the full traceback of an error")
-    c.set_defaults(func=cmd_course)
 
 # %% ../nbs/03_cli.ipynb #a2465947
 #| eval: false

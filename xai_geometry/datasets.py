@@ -40,8 +40,8 @@ class DatasetInfo:
         """The parts as one string ("A", "A, C"; "-" for none): the former field, shown by `list_datasets`."""
         return ", ".join(self.parts) or "-"
 
-# %% ../nbs/00_datasets.ipynb #61d52709
-_REGISTRY = [
+# %% ../nbs/00_datasets.ipynb #683f17a8
+_PART_A_SETS = [  # Lemaire & Clérot's experiments (and part C's, which reads five of them)
     DatasetInfo("adult", "adult.csv.gz", ("A",), 48842, 6, 8, 2, "UCI Adult (adult.data + adult.test)"),
     DatasetInfo("heart", "heart.csv.gz", ("A",), 270, 13, 0, 2, "UCI Statlog Heart via PMLB"),
     DatasetInfo("letter", "letter.csv.gz", ("A", "C"), 20000, 16, 0, 26, "UCI Letter via khiops-samples"),
@@ -54,6 +54,10 @@ _REGISTRY = [
     DatasetInfo("sickeuthyroid", "sickeuthyroid.csv.gz", ("A",), 3163, 7, 18, 2, "UCI Thyroid disease (sick-euthyroid)"),
     DatasetInfo("vehicle", "vehicle.csv.gz", ("A", "C"), 846, 18, 0, 4, "UCI Statlog Vehicle via PMLB"),
     DatasetInfo("waveform", "waveform.csv.gz", ("A", "C"), 5000, 40, 0, 3, "UCI Waveform (40 attributes) via PMLB"),
+]
+
+# %% ../nbs/00_datasets.ipynb #6d25f8bc
+_PART_B_SETS = [
     DatasetInfo("breast_cancer_wisconsin_diagnostic", "breast_cancer_wisconsin_diagnostic.csv.gz", ("B", "C"),
                 569, 30, 0, 2, "UCI WDBC via scikit-learn", "load_breast_cancer", licence="CC BY 4.0 (UCI); scikit-learn copy: BSD-3"),
     DatasetInfo("breast_cancer_wisconsin_original", "breast_cancer_wisconsin_original.csv.gz", ("B",),
@@ -71,6 +75,10 @@ _REGISTRY = [
     DatasetInfo("breastmnist", "breastmnist.csv.gz", ("B",), 780, 784, 1, 2, "MedMNIST v2 BreastMNIST 28x28", licence="CC BY 4.0 (MedMNIST v2)"),
     DatasetInfo("pneumoniamnist", "pneumoniamnist.csv.gz", ("B",), 5856, 784, 1, 2, "MedMNIST v2 PneumoniaMNIST 28x28", licence="CC BY 4.0 (MedMNIST v2)"),
     DatasetInfo("qm9_subset", "qm9_subset.csv.gz", ("B",), 5000, 2, 4, "regression", "QM9, 5,000 molecules (qm9pack)", licence="CC0 (QM9); qm9pack: MIT"),
+]
+
+# %% ../nbs/00_datasets.ipynb #493409e8
+_PART_C_SETS = [
     DatasetInfo("iris", "iris.csv.gz", ("C",), 150, 4, 0, 3, "UCI Iris via scikit-learn", "load_iris", licence="CC BY 4.0 (UCI); scikit-learn copy: BSD-3"),
     DatasetInfo("wine", "wine.csv.gz", ("C",), 178, 13, 0, 3, "UCI Wine via scikit-learn", "load_wine", licence="CC BY 4.0 (UCI); scikit-learn copy: BSD-3"),
     DatasetInfo("ionosphere", "ionosphere.csv.gz", ("C",), 351, 34, 0, 2, "UCI Ionosphere via PMLB"),
@@ -79,6 +87,9 @@ _REGISTRY = [
     DatasetInfo("parkinsons", "parkinsons.csv.gz", ("C",), 195, 22, 0, 2, "UCI Parkinsons"),
     DatasetInfo("digits", None, (), 1797, 64, 0, 10, "UCI Optical digits via scikit-learn", "load_digits", licence="CC BY 4.0 (UCI); scikit-learn copy: BSD-3"),
 ]
+
+# %% ../nbs/00_datasets.ipynb #06f2ecdc
+_REGISTRY = [*_PART_A_SETS, *_PART_B_SETS, *_PART_C_SETS]
 DATASETS = {d.name: d for d in _REGISTRY}
 ALIASES = {"breast_cancer": "breast_cancer_wisconsin_diagnostic", "wdbc": "breast_cancer_wisconsin_diagnostic",
            "qm9": "qm9_subset"}
@@ -123,7 +134,7 @@ def _resolve(name: str) -> DatasetInfo:
                          f"(aliases: {', '.join(sorted(ALIASES))})")
     return DATASETS[key]
 
-# %% ../nbs/00_datasets.ipynb #be88ecf0
+# %% ../nbs/00_datasets.ipynb #dedf92d4
 def locate(name: str,  # a registry name or alias
            data_home: str | os.PathLike | None = None,  # directory searched first
           ) -> tuple[str, Path | None]:
@@ -139,6 +150,7 @@ def locate(name: str,  # a registry name or alias
         f"data set {info.name!r} ({info.file}) not found: the installation lacks its data files; reinstall "
         f"xai_geometry, or pass data_home=... or set {ENV_VAR} to a folder holding {info.file}.\nLooked in: {looked}")
 
+# %% ../nbs/00_datasets.ipynb #721e9da3
 def find_file(name: str, data_home=None) -> Path:
     "Path of the CSV file of data set `name`; `DatasetNotFoundError` naming every place looked."
     origin, path = locate(name, data_home)

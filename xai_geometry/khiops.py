@@ -34,7 +34,7 @@ def job_script() -> Path:
     "The job that runs inside the Khiops environment (`xai_geometry/khiops_job.py`)."
     return PACKAGE_DIR / "khiops_job.py"
 
-# %% ../nbs/04_khiops.ipynb #596da51f
+# %% ../nbs/04_khiops.ipynb #0ee6aab5
 def khiops_python() -> Path | None:
     "The Python interpreter of the virtual environment that holds Khiops, or None."
     cands = []
@@ -43,6 +43,7 @@ def khiops_python() -> Path | None:
     cands += [r / ".venv-khiops" / "bin" / "python" for r in roots if r is not None]
     return next((c for c in cands if c.is_file()), None)
 
+# %% ../nbs/04_khiops.ipynb #64d3dc8d
 def khiops_available() -> tuple[bool, str]:
     "Whether Khiops can be run here, and why not."
     py = khiops_python()
@@ -71,7 +72,20 @@ def _categorical_columns(X: pd.DataFrame, categorical) -> list[str]:
     return sorted(set(categorical or []) | {c for c in X.columns
                   if not pd.api.types.is_numeric_dtype(X[c]) or pd.api.types.is_bool_dtype(X[c])})
 
-# %% ../nbs/04_khiops.ipynb #255e786c
+# %% ../nbs/04_khiops.ipynb #98442b20
+def _job_command(py, task: str, folder: Path, test: bool, cats: list, max_cores, workdir, shapley: bool) -> list[str]:
+    "The command line of one job on the CSV files in `folder` (`test.csv` too when `test`)."
+    # -I: isolated mode, so that this package's folder (which holds a `khiops.py`) does not shadow Khiops
+    cmd = [str(py), "-I", str(job_script()), task, "--train", str(folder / "train.csv"), "--target", "class",
+           "--out", str(folder / "out.json")]
+    if test: cmd += ["--test", str(folder / "test.csv")]
+    if cats: cmd += ["--categorical", ",".join(cats)]
+    if max_cores: cmd += ["--max-cores", str(max_cores)]
+    if workdir is not None: cmd += ["--workdir", str(workdir)]
+    if not shapley: cmd += ["--no-shapley"]
+    return cmd
+
+# %% ../nbs/04_khiops.ipynb #fdaa2a6d
 def _run_job(task: str, X: pd.DataFrame, y, X_test=None, *, categorical=None, max_cores=1, workdir=None,
              shapley=True, timeout=1800) -> dict:
     "Write the CSVs, run `khiops_job.py TASK` with the Khiops environment's Python (isolated mode), read its JSON."
@@ -82,16 +96,9 @@ def _run_job(task: str, X: pd.DataFrame, y, X_test=None, *, categorical=None, ma
         tmp = Path(tmp)
         train = X.reset_index(drop=True).copy(); train["class"] = np.asarray(y)
         train.to_csv(tmp / "train.csv", index=False, na_rep="")
-        # -I: isolated mode, so that this package's folder (which holds a `khiops.py`) does not shadow Khiops
-        cmd = [str(py), "-I", str(job_script()), task, "--train", str(tmp / "train.csv"), "--target", "class",
-               "--out", str(tmp / "out.json")]
-        if X_test is not None:
-            X_test.reset_index(drop=True).to_csv(tmp / "test.csv", index=False, na_rep=""); cmd += ["--test", str(tmp / "test.csv")]
-        cats = _categorical_columns(X, categorical)
-        if cats: cmd += ["--categorical", ",".join(cats)]
-        if max_cores: cmd += ["--max-cores", str(max_cores)]
-        if workdir is not None: Path(workdir).mkdir(parents=True, exist_ok=True); cmd += ["--workdir", str(workdir)]
-        if not shapley: cmd += ["--no-shapley"]
+        if X_test is not None: X_test.reset_index(drop=True).to_csv(tmp / "test.csv", index=False, na_rep="")
+        if workdir is not None: Path(workdir).mkdir(parents=True, exist_ok=True)
+        cmd = _job_command(py, task, tmp, X_test is not None, _categorical_columns(X, categorical), max_cores, workdir, shapley)
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
         if proc.returncode != 0:
             raise RuntimeError(f"Khiops failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")

@@ -12,19 +12,24 @@ import numpy as np
 # %% auto #0
 __all__ = ['STAR', 'parse_rule', 'read_kdic', 'parse_datagrid', 'read_snb_model']
 
-# %% ../nbs/04a_khiops_format.ipynb #75c6530c
+# %% ../nbs/04a_khiops_format.ipynb #cb03579d
 _TOKEN = re.compile(r'\s*(?:(?P<str>"(?:[^"]|"")*")|(?P<bq>`(?:[^`]|``)*`)|(?P<miss>#Missing)'
                     r'|(?P<num>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)|(?P<name>[A-Za-z_][A-Za-z0-9_.]*)'
                     r'|(?P<punct>[(),]))')
 
-def parse_rule(text: str):
-    "A Khiops derivation rule as nested `(name, [operands])`; strings, floats, `('var', name)`, None for #Missing."
+def _tokens(text: str) -> list[tuple[str, str]]:
+    "The tokens of a Khiops rule, `(kind, text)`: kind one of str, bq, miss, num, name, punct."
     toks, pos, text = [], 0, text.strip()
     while pos < len(text):
         m = _TOKEN.match(text, pos)
         if not m or m.end() == pos: raise ValueError(f"cannot read Khiops rule at {text[pos:pos + 40]!r}")
         pos = m.end(); toks.append((m.lastgroup, m.group(m.lastgroup)))
-    i = 0
+    return toks
+
+# %% ../nbs/04a_khiops_format.ipynb #4c656574
+def parse_rule(text: str):
+    "A Khiops derivation rule as nested `(name, [operands])`; strings, floats, `('var', name)`, None for #Missing."
+    toks, i = _tokens(text), 0
     def expr():
         nonlocal i
         kind, val = toks[i]; i += 1
@@ -45,7 +50,6 @@ def parse_rule(text: str):
     out = expr()
     if i != len(toks): raise ValueError("trailing tokens in Khiops rule")
     return out
-
 
 # %% ../nbs/04a_khiops_format.ipynb #c5b7f2da
 STAR = " * "  # Khiops' special value: any categorical value not seen in training
@@ -85,16 +89,20 @@ def parse_datagrid(rule) -> dict:
     out.update(classes=[str(c) for c in classes], counts=f.reshape(J, I).T)  # the part index varies fastest
     return out
 
-# %% ../nbs/04a_khiops_format.ipynb #483a990b
+# %% ../nbs/04a_khiops_format.ipynb #10f4c111
+def _classifier_rule(dicts: dict) -> tuple[str, dict, str, str]:
+    "The dictionary holding the (S)NB classifier rule: (its name, its variables, the classifier's variable, the rule's text)."
+    for dname, variables in dicts.items():
+        clf = [(n, v) for n, v in variables.items() if v[1] and re.match(r"(SNB|NB)Classifier\(", v[1])]
+        if clf: return dname, variables, clf[0][0], clf[0][1][1]
+    raise ValueError("no SNBClassifier/NBClassifier rule found in the dictionary")
+
+# %% ../nbs/04a_khiops_format.ipynb #e461194e
 def read_snb_model(text: str) -> dict:
     """The selective naive Bayes of a Khiops model dictionary (.kdic text): its dictionary, classes and
     class counts, the native variables, and each selected variable's weight and data grid."""
-    dicts = read_kdic(text)
-    for dname, variables in dicts.items():
-        clf = [(n, v) for n, v in variables.items() if v[1] and re.match(r"(SNB|NB)Classifier\(", v[1])]
-        if clf: break
-    else: raise ValueError("no SNBClassifier/NBClassifier rule found in the dictionary")
-    _, ops = parse_rule(clf[0][1][1])
+    dname, variables, clf_var, rule = _classifier_rule(read_kdic(text))
+    _, ops = parse_rule(rule)
     # SNBClassifier(Vector(w_1..w_M), DataGridStats(P1, x1), ..., Vtarget); a prior-only model is NBClassifier(Vtarget)
     if ops and isinstance(ops[0], tuple) and ops[0][0] == "Vector": w, stats = ops[0][1], ops[1:-1]
     else: w, stats = [1.0] * len(ops[:-1]), ops[:-1]
@@ -106,5 +114,5 @@ def read_snb_model(text: str) -> dict:
                          "grid": parse_datagrid(parse_rule(variables[st[0][1]][1]))})
     native = [n for n, (t, rule, meta) in variables.items()
               if rule is None and t in ("Numerical", "Categorical") and "<TargetVariable>" not in meta]
-    return {"dictionary": dname, "classifier_variable": clf[0][0], "classes": target["classes"],
+    return {"dictionary": dname, "classifier_variable": clf_var, "classes": target["classes"],
             "class_counts": target["counts"], "native": native, "selected": selected}

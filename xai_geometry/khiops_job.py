@@ -54,9 +54,9 @@ def _khiops_types(df, target, categorical) -> dict:
     return {c: "Categorical" if (c == target or c in categorical or not pd.api.types.is_numeric_dtype(df[c])
                                  or pd.api.types.is_bool_dtype(df[c])) else "Numerical" for c in df.columns}
 
-# %% ../nbs/04b_khiops_job.ipynb #6b29e346
-def _prepare(train_csv, test_csv, target, categorical, workdir):
-    "Read the CSVs, write Khiops' TSV files (empty field = missing) and its dictionary domain."
+# %% ../nbs/04b_khiops_job.ipynb #640c40bf
+def _khiops_files(train_csv, test_csv, target, categorical, workdir) -> tuple:
+    "Read the CSVs and write Khiops' TSV files into `workdir` (empty field = missing): (train, test, their paths, the Khiops types)."
     train = pd.read_csv(train_csv)
     test = pd.read_csv(test_csv) if test_csv else train.copy()
     if target not in train.columns: raise SystemExit(f"target {target!r} not in {list(train.columns)}")
@@ -70,6 +70,12 @@ def _prepare(train_csv, test_csv, target, categorical, workdir):
     paths = {k: os.path.join(workdir, f"{k}.tsv") for k in ("train", "test")}
     train.to_csv(paths["train"], sep="\t", index=False, na_rep="")
     test.to_csv(paths["test"], sep="\t", index=False, na_rep="")
+    return train, test, paths, types
+
+# %% ../nbs/04b_khiops_job.ipynb #52bb7515
+def _prepare(train_csv, test_csv, target, categorical, workdir):
+    "Read the CSVs, write Khiops' TSV files (empty field = missing) and its dictionary domain."
+    train, test, paths, types = _khiops_files(train_csv, test_csv, target, categorical, workdir)
     _, kh = _khiops()
     domain, dic = kh.DictionaryDomain(), kh.Dictionary()
     dic.name = "main"
@@ -104,7 +110,16 @@ def _report_parts(det) -> list:
     for p, c in zip(parts, det["dataGrid"]["partTargetFrequencies"]): p["class_counts"] = [int(x) for x in c]
     return parts
 
-# %% ../nbs/04b_khiops_job.ipynb #743cd88c
+# %% ../nbs/04b_khiops_job.ipynb #9906de39
+def _grid_parts(g: dict, STAR: str) -> tuple[list, str | None]:
+    "The parts of a selected variable with their class counts, from its data grid in the model, and where its missing values go (intervals)."
+    missing = None
+    if g["kind"] == "intervals": parts, missing = _interval_parts(g["bounds"])
+    else: parts = [{"values": [v for v in grp if v != STAR], "default_group": STAR in grp} for grp in g["groups"]]
+    for p, c in zip(parts, g["counts"]): p["class_counts"] = [int(x) for x in c]
+    return parts, missing
+
+# %% ../nbs/04b_khiops_job.ipynb #0df4d206
 def _variables(prep, model, sel_report, STAR) -> list:
     "One entry per input variable: type, level, selected, weight, importance and its parts with class counts."
     sel = {v["name"]: v for v in model["selected"]}
@@ -117,10 +132,8 @@ def _variables(prep, model, sel_report, STAR) -> list:
                  "importance": sel_report.get(name, {}).get("importance"), "missing_number": vs.get("missingNumber")}
         det = details.get(vs["rank"])
         if name in sel:  # the exact partition that is deployed, from the model dictionary
-            g = sel[name]["grid"]
-            if g["kind"] == "intervals": parts, entry["missing_part"] = _interval_parts(g["bounds"])
-            else: parts = [{"values": [v for v in grp if v != STAR], "default_group": STAR in grp} for grp in g["groups"]]
-            for p, c in zip(parts, g["counts"]): p["class_counts"] = [int(x) for x in c]
+            parts, missing = _grid_parts(sel[name]["grid"], STAR)
+            if missing is not None: entry["missing_part"] = missing
         elif det is not None: parts = _report_parts(det)
         else:  # level 0: a single part
             parts = [{"all": True, "class_counts": [int(x) for x in prep["summary"]["targetValues"]["frequencies"]]}]
@@ -154,17 +167,9 @@ def _deployed_record(dep, classes, selected, prob_cols, shap_cols, pred_col, tar
     test_out["target"] = [None if (isinstance(t, float) and math.isnan(t)) else t for t in target_values]
     return test_out
 
-# %% ../nbs/04b_khiops_job.ipynb #6179b930
-def run_snb(train_csv, target, test_csv=None, categorical=(), max_cores=None, workdir=None, shapley=True) -> dict:
-    """Train Khiops' selective naive Bayes (no trees, no pairs, no constructed variables) on a CSV, deploy it
-    (with its interpretation model when `shapley`) on the test CSV, and return the reference record."""
-    khiops, kh = _khiops()
-    fmt = _format_module()
-    own_tmp = workdir is None
-    workdir = workdir or tempfile.mkdtemp(prefix="xai_khiops_")
-    os.makedirs(workdir, exist_ok=True)
-    timing = {}
-    train, test, paths, domain = _prepare(train_csv, test_csv, target, categorical, workdir)
+# %% ../nbs/04b_khiops_job.ipynb #f37b4051
+def _train_snb(kh, domain, paths, target, workdir, max_cores) -> tuple[str, str, float]:
+    "Train the selective naive Bayes on the native variables alone: the report's path, the model dictionary's, the call's wall time."
     t0 = time.perf_counter()
     report_path, model_kdic = kh.train_predictor(
         domain, "main", paths["train"], target, os.path.join(workdir, "AnalysisResults.khj"),
@@ -172,8 +177,11 @@ def run_snb(train_csv, target, test_csv=None, categorical=(), max_cores=None, wo
         sampling_mode="Include sample", use_complement_as_test=False, max_trees=0, max_pairs=0,
         max_text_features=0, max_constructed_variables=0, keep_selected_variables_only=False,
         max_cores=max_cores, log_file_path=os.path.join(workdir, "train.log"))
-    timing["train"] = time.perf_counter() - t0
-    report = json.load(open(report_path, encoding="utf-8"))
+    return report_path, model_kdic, time.perf_counter() - t0
+
+# %% ../nbs/04b_khiops_job.ipynb #e2e86011
+def _snb_record(khiops, kh, fmt, report: dict, model_kdic: str, target: str) -> tuple[dict, dict]:
+    "The trained model as `read_snb_model` reads it, and the record: versions, classes and their counts, every variable's entry."
     prep = report["preparationReport"]
     if not os.path.exists(model_kdic): raise SystemExit("Khiops wrote no model")
     model = fmt.read_snb_model(open(model_kdic, encoding="utf-8").read())
@@ -187,18 +195,22 @@ def run_snb(train_csv, target, test_csv=None, categorical=(), max_cores=None, wo
            "variables": _variables(prep, model, sel_report, fmt.STAR),
            "selected_variables_in_model_order": [v["name"] for v in model["selected"]],
            "train_evaluation": report.get("trainEvaluationReport", {}).get("predictorsPerformance")}
-    # deployment: probabilities, and Shapley values through the interpretation model
-    interp_domain = None
-    if shapley and model["selected"]:
-        interp_kdic = os.path.join(workdir, "Interpretation.kdic")
-        t0 = time.perf_counter()
-        kh.interpret_predictor(model_kdic, model["dictionary"], interp_kdic,
-                               max_variable_importances=max(1, len(model["selected"])), importance_ranking="Global",
-                               log_file_path=os.path.join(workdir, "interpret.log"))
-        timing["interpret"] = time.perf_counter() - t0
-        interp_domain = kh.read_dictionary_file(interp_kdic)
-    deploy_domain = interp_domain if interp_domain is not None else kh.read_dictionary_file(model_kdic)
-    prefix = "Interpretation_" if interp_domain is not None else "SNB_"
+    return model, out
+
+# %% ../nbs/04b_khiops_job.ipynb #0d454a26
+def _interpretation_domain(kh, model: dict, model_kdic: str, workdir: str, timing: dict):
+    "Khiops' interpretation model of the trained model, read back (`timing['interpret']`: the call's wall time)."
+    interp_kdic = os.path.join(workdir, "Interpretation.kdic")
+    t0 = time.perf_counter()
+    kh.interpret_predictor(model_kdic, model["dictionary"], interp_kdic,
+                           max_variable_importances=max(1, len(model["selected"])), importance_ranking="Global",
+                           log_file_path=os.path.join(workdir, "interpret.log"))
+    timing["interpret"] = time.perf_counter() - t0
+    return kh.read_dictionary_file(interp_kdic)
+
+# %% ../nbs/04b_khiops_job.ipynb #151a415f
+def _deploy(kh, fmt, deploy_domain, prefix: str, paths: dict, workdir: str, timing: dict) -> tuple:
+    "Deploy the dictionary of `deploy_domain` named `prefix...` on the test rows: the deployed table and its columns (`_deployed_columns`)."
     ddict = [d for d in deploy_domain.dictionaries if d.name.startswith(prefix)][0]
     prob_cols, shap_cols, pred_col = _deployed_columns(ddict, fmt)
     out_tsv = os.path.join(workdir, "deployed.tsv")
@@ -207,7 +219,27 @@ def run_snb(train_csv, target, test_csv=None, categorical=(), max_cores=None, wo
                     field_separator="\t", log_file_path=os.path.join(workdir, "deploy.log"))
     timing["deploy"] = time.perf_counter() - t0
     dep = pd.read_csv(out_tsv, sep="\t", dtype={pred_col: str}, keep_default_na=False)
-    test_out = _deployed_record(dep, classes, model["selected"], prob_cols, shap_cols, pred_col, test[target])
+    return dep, prob_cols, shap_cols, pred_col
+
+# %% ../nbs/04b_khiops_job.ipynb #547f07ea
+def run_snb(train_csv, target, test_csv=None, categorical=(), max_cores=None, workdir=None, shapley=True) -> dict:
+    """Train Khiops' selective naive Bayes (no trees, no pairs, no constructed variables) on a CSV, deploy it
+    (with its interpretation model when `shapley`) on the test CSV, and return the reference record."""
+    khiops, kh = _khiops()
+    fmt = _format_module()
+    own_tmp = workdir is None
+    workdir = workdir or tempfile.mkdtemp(prefix="xai_khiops_")
+    os.makedirs(workdir, exist_ok=True)
+    train, test, paths, domain = _prepare(train_csv, test_csv, target, categorical, workdir)
+    report_path, model_kdic, seconds = _train_snb(kh, domain, paths, target, workdir, max_cores)
+    timing = {"train": seconds}
+    model, out = _snb_record(khiops, kh, fmt, json.load(open(report_path, encoding="utf-8")), model_kdic, target)
+    # deployment: probabilities, and Shapley values through the interpretation model
+    interp_domain = _interpretation_domain(kh, model, model_kdic, workdir, timing) if shapley and model["selected"] else None
+    deploy_domain = interp_domain if interp_domain is not None else kh.read_dictionary_file(model_kdic)
+    prefix = "Interpretation_" if interp_domain is not None else "SNB_"
+    dep, prob_cols, shap_cols, pred_col = _deploy(kh, fmt, deploy_domain, prefix, paths, workdir, timing)
+    test_out = _deployed_record(dep, model["classes"], model["selected"], prob_cols, shap_cols, pred_col, test[target])
     out["test"], out["timing_s"] = test_out, timing
     if own_tmp: shutil.rmtree(workdir, ignore_errors=True)
     return out

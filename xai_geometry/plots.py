@@ -15,7 +15,7 @@ import pandas as pd
 # %% auto #0
 __all__ = ['nemenyi_cliques', 'critical_difference_diagram']
 
-# %% ../nbs/06_plots.ipynb #524f84f7
+# %% ../nbs/06_plots.ipynb #2be3ef76
 def nemenyi_cliques(mean_ranks: pd.Series,  # mean rank per method
                     cd: float,  # critical difference
                    ) -> list[tuple[int, int]]:  # (first, last) positions in ascending rank order
@@ -28,34 +28,31 @@ def nemenyi_cliques(mean_ranks: pd.Series,  # mean rank per method
         if j > i and not any(a <= i and j <= b for a, b in runs): runs.append((i, j))
     return runs
 
-
-def critical_difference_diagram(mean_ranks,  # pd.Series of mean ranks (index: method names), or a `FriedmanNemenyi` result
-                                cd: float | None = None,  # critical difference (taken from the result if omitted)
-                                ax=None,  # matplotlib Axes (default: a new figure)
-                                title: str | None = None,
-                                path: str | os.PathLike | None = None,  # save the figure here
-                               ):
-    "Demšar's critical-difference diagram; returns the Axes."
+# %% ../nbs/06_plots.ipynb #87983b2e
+def _ranks_and_cd(mean_ranks, cd: float | None) -> tuple[pd.Series, float]:
+    "The mean ranks sorted best first, and the CD: from a `FriedmanNemenyi` result, or a Series and `cd`."
     if hasattr(mean_ranks, "mean_ranks"):
         res = mean_ranks; mean_ranks = res.mean_ranks
         if cd is None: cd = res.cd
     if cd is None: raise ValueError("cd is required when mean_ranks is a Series")
     r = pd.Series(mean_ranks, dtype=float).sort_values()
     if r.isna().any(): raise ValueError("mean_ranks contains NaN")
-    k = len(r); lo, hi = 1, max(k, int(np.ceil(r.max())))
-    if ax is None:
-        fig, ax = plt.subplots(figsize=(min(max(5, 1.2 * k + 2), 7), 1.0 + 0.3 * k))   # at most 7 in (+ the labels): legible in a page column
-    n_left = (k + 1) // 2
-    ax.set_ylim(-(0.75 + 0.35 * n_left), 1.6); ax.axis("off")
+    return r, cd
+
+# %% ../nbs/06_plots.ipynb #402b17fb
+def _draw_rank_axis(ax, lo: int, hi: int, cd: float) -> None:
+    "The axis of mean ranks from `lo` to `hi`, ticks every half rank (numbered at whole ranks), and the bar of length `cd` above it."
     ax.hlines(0, lo, hi, color="k", lw=1)
     for t in np.arange(lo, hi + 1e-9, 0.5):
         ax.vlines(t, 0, 0.12 if t == int(t) else 0.06, color="k", lw=1)
         if t == int(t): ax.text(t, 0.2, f"{int(t)}", ha="center", va="bottom", fontsize=9)
-    # CD bar
     ax.hlines(1.15, lo, lo + cd, color="k", lw=1.5)
     ax.vlines([lo, lo + cd], 1.08, 1.22, color="k", lw=1.5)
     ax.text(lo + cd / 2, 1.27, f"CD = {cd:.2f}", ha="center", va="bottom", fontsize=9)
-    # methods: best half to the left, the rest to the right
+
+def _draw_methods(ax, r: pd.Series, lo: int, hi: int, cd: float) -> None:
+    "Each method of `r` (sorted best first) joined to its rank, the best half labelled on the left; a thick line under each clique."
+    k, n_left = len(r), (len(r) + 1) // 2
     for i, (name, v) in enumerate(r.items()):
         left = i < n_left
         y = -0.45 - 0.35 * (i if left else k - 1 - i)
@@ -66,6 +63,23 @@ def critical_difference_diagram(mean_ranks,  # pd.Series of mean ranks (index: m
     for c, (a, b) in enumerate(nemenyi_cliques(r, cd)):
         y = -0.2 - 0.1 * c
         ax.hlines(y, r.iloc[a] - 0.03, r.iloc[b] + 0.03, color="k", lw=3.5)
+
+# %% ../nbs/06_plots.ipynb #81c3e7f5
+def critical_difference_diagram(mean_ranks,  # pd.Series of mean ranks (index: method names), or a `FriedmanNemenyi` result
+                                cd: float | None = None,  # critical difference (taken from the result if omitted)
+                                ax=None,  # matplotlib Axes (default: a new figure)
+                                title: str | None = None,
+                                path: str | os.PathLike | None = None,  # save the figure here
+                               ):
+    "Demšar's critical-difference diagram; returns the Axes."
+    r, cd = _ranks_and_cd(mean_ranks, cd)
+    k = len(r); lo, hi = 1, max(k, int(np.ceil(r.max())))
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(min(max(5, 1.2 * k + 2), 7), 1.0 + 0.3 * k))   # at most 7 in (+ the labels): legible in a page column
+    n_left = (k + 1) // 2
+    ax.set_ylim(-(0.75 + 0.35 * n_left), 1.6); ax.axis("off")
+    _draw_rank_axis(ax, lo, hi, cd)
+    _draw_methods(ax, r, lo, hi, cd)
     ax.set_xlim(lo - 1.6, hi + 1.6)
     if title: ax.set_title(title, fontsize=10)
     if path is not None: ax.figure.savefig(path, dpi=120, bbox_inches="tight")

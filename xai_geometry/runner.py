@@ -26,7 +26,7 @@ __all__ = ['project_root', 'figures_dir', 'output_dir', 'default_cache_dir', 'Us
            'code_digest', 'task_key', 'refreshed_cache', 'run_tasks', 'RecordTable', 'compare_with_record',
            'median_time']
 
-# %% ../nbs/02_runner.ipynb #e693f329
+# %% ../nbs/02_runner.ipynb #55f7c2d6
 def project_root(start: str | os.PathLike | None = None) -> Path | None:
     "The source checkout holding `start` (default: the working directory), or None."
     p = Path(start or Path.cwd()).resolve()
@@ -34,6 +34,7 @@ def project_root(start: str | os.PathLike | None = None) -> Path | None:
         if (q / "settings.ini").is_file() and (q / "nbs").is_dir(): return q
     return None
 
+# %% ../nbs/02_runner.ipynb #7f35facf
 def figures_dir(path: str | os.PathLike | None = None,  # explicit directory (created if needed)
                ) -> Path:
     "Directory that receives the results of record: `figures/` of the checkout (`XAI_GEOMETRY_FIGURES` overrides)."
@@ -44,6 +45,7 @@ def figures_dir(path: str | os.PathLike | None = None,  # explicit directory (cr
     path = Path(path); path.mkdir(parents=True, exist_ok=True)
     return path
 
+# %% ../nbs/02_runner.ipynb #1015265a
 def output_dir(kind: str,  # what is written, e.g. "demo", "quick/part-a"
                path: str | os.PathLike | None = None,  # explicit directory (created if needed)
               ) -> Path:
@@ -63,11 +65,11 @@ def default_cache_dir() -> Path:
     root = project_root()
     return root / ".cache" if root is not None else Path.home() / ".cache" / "xai_geometry"
 
-
-# %% ../nbs/02_runner.ipynb #4c143d3f
+# %% ../nbs/02_runner.ipynb #f31cb1b3
 class UsageError(ValueError):
     "A mistake in what the user asked for (a name, an option, a missing optional tool); the message says how to fix it."
 
+# %% ../nbs/02_runner.ipynb #c60c647f
 def select_datasets(requested,  # names asked for (None or empty: all of `available`)
                     available,  # the experiment's data sets, registry names, in the experiment's order
                     what: str = "this experiment",  # named in the error message, e.g. "reproduce part-b"
@@ -89,7 +91,6 @@ def select_datasets(requested,  # names asked for (None or empty: all of `availa
                          f"choose from: {', '.join(available)}")
     return [a for a in available if a in wanted]
 
-
 # %% ../nbs/02_runner.ipynb #13be2b46
 _PACKAGE = "xai_geometry"
 _NUMERIC_LIBRARIES = ("numpy", "scipy", "sklearn", "pandas")  # their arithmetic is in every result
@@ -106,14 +107,7 @@ def _module_file(name: str, root: Path) -> Path | None:
     if (p / "__init__.py").is_file(): return p / "__init__.py"
     return None
 
-# %% ../nbs/02_runner.ipynb #09caa59c
-_IMPORTS: dict = {}  # (file, size, mtime, module name) -> imported names: each file is parsed once per edit
-
-def _imports_of_file(f: Path, name: str, package: str) -> set[str]:
-    st = f.stat(); key = (str(f), st.st_size, st.st_mtime_ns, name, package)
-    if key not in _IMPORTS: _IMPORTS[key] = _imported_names(f.read_text(encoding="utf-8"), name, f.name == "__init__.py", package)
-    return _IMPORTS[key]
-
+# %% ../nbs/02_runner.ipynb #32a2b426
 def _imported_names(source: str, name: str, is_package: bool, package: str) -> set[str]:
     "Dotted names of the package that `source` (module `name`) imports anywhere, functions included (`from a import b`: a and a.b)."
     base = name.split(".") if is_package else name.split(".")[:-1]
@@ -127,6 +121,14 @@ def _imported_names(source: str, name: str, is_package: bool, package: str) -> s
             if mod.split(".")[0] == package:
                 out.add(mod); out |= {f"{mod}.{a.name}" for a in node.names}
     return out
+
+# %% ../nbs/02_runner.ipynb #dbc0a432
+_IMPORTS: dict = {}  # (file, size, mtime, module name) -> imported names: each file is parsed once per edit
+
+def _imports_of_file(f: Path, name: str, package: str) -> set[str]:
+    st = f.stat(); key = (str(f), st.st_size, st.st_mtime_ns, name, package)
+    if key not in _IMPORTS: _IMPORTS[key] = _imported_names(f.read_text(encoding="utf-8"), name, f.name == "__init__.py", package)
+    return _IMPORTS[key]
 
 # %% ../nbs/02_runner.ipynb #7ccef679
 def imported_modules(module: str,  # a module of the package ('xai_geometry.experiments.part_a'), or '' for none
@@ -151,35 +153,43 @@ def imported_modules(module: str,  # a module of the package ('xai_geometry.expe
             todo += sorted(_imports_of_file(f, sub, package))
     return dict(sorted(seen.items()))
 
-# %% ../nbs/02_runner.ipynb #19610e32
+# %% ../nbs/02_runner.ipynb #ba8414f7
+def _outside_source(func: Callable) -> tuple[str, str]:
+    "A function outside the package (a notebook's, a test's): its own source, and its file's (whose imports count)."
+    import inspect
+    try: own = inspect.getsource(func)
+    except (OSError, TypeError): own = repr(func)
+    try: extra = Path(inspect.getsourcefile(func)).read_text(encoding="utf-8")
+    except (OSError, TypeError): extra = own
+    return own, extra
+
+def _library_versions(package: str) -> dict:
+    "The versions of the package and of the numeric libraries whose arithmetic is in every result."
+    import importlib.metadata as md
+    versions = {package: getattr(sys.modules.get(package), "__version__", "?")}
+    for lib in _NUMERIC_LIBRARIES:
+        try: versions[lib] = md.version({"sklearn": "scikit-learn"}.get(lib, lib))
+        except md.PackageNotFoundError: versions[lib] = "?"
+    return versions
+
+# %% ../nbs/02_runner.ipynb #38cc7f49
 def code_digest(func: Callable,  # the task function
                 root: Path | None = None,  # the package folder (default: this installed package)
                 package: str = _PACKAGE,
                ) -> str:
     "Hex digest of the code `func` runs: its package modules' sources, the package and numeric libraries' versions, the data checksums."
-    import importlib.metadata as md
-    import inspect
     root = _package_root() if root is None else Path(root)
     module = getattr(func, "__module__", "") or ""
-    own = ""
+    own, extra = "", ""
     if module.split(".")[0] != package:  # a function of a notebook or a test: its own source counts
-        try: own = inspect.getsource(func)
-        except (OSError, TypeError): own = repr(func)
-        try: extra = Path(inspect.getsourcefile(func)).read_text(encoding="utf-8")
-        except (OSError, TypeError): extra = own
-        module = ""
-    else: extra = ""
+        own, extra = _outside_source(func); module = ""
     mods = imported_modules(module, extra, root, package)
     h = hashlib.sha256()
     for name, f in mods.items():
         h.update(f"{name}\0".encode()); h.update(f.read_bytes())
     if f"{package}.datasets" in mods and (root / "data" / "SHA256SUMS").is_file():
         h.update((root / "data" / "SHA256SUMS").read_bytes())
-    versions = {package: getattr(sys.modules.get(package), "__version__", "?")}
-    for lib in _NUMERIC_LIBRARIES:
-        try: versions[lib] = md.version({"sklearn": "scikit-learn"}.get(lib, lib))
-        except md.PackageNotFoundError: versions[lib] = "?"
-    h.update(json.dumps(versions, sort_keys=True).encode()); h.update(own.encode())
+    h.update(json.dumps(_library_versions(package), sort_keys=True).encode()); h.update(own.encode())
     return h.hexdigest()[:16]
 
 # %% ../nbs/02_runner.ipynb #5ac55604
@@ -189,7 +199,7 @@ def task_key(func: Callable, task: dict, version: str = "", code: str = "") -> s
     blob = json.dumps({"f": name, "v": version, "code": code, "args": task}, sort_keys=True, default=str)
     return hashlib.sha1(blob.encode()).hexdigest()[:16]
 
-# %% ../nbs/02_runner.ipynb #0e94ba9b
+# %% ../nbs/02_runner.ipynb #a71608a6
 _REFRESH = contextvars.ContextVar("xai_geometry_refresh", default=False)
 
 @contextmanager
@@ -199,6 +209,22 @@ def refreshed_cache():
     try: yield
     finally: _REFRESH.reset(token)
 
+# %% ../nbs/02_runner.ipynb #eba98812
+def _read_cache(func: Callable, tasks: list, cdir: Path, version: str, code: str, refresh: bool) -> tuple[list, list[int]]:
+    "The cached results of `tasks` in `cdir` (None where there is none) and the indices of the tasks still to run."
+    results, todo = [None] * len(tasks), []
+    for i, t in enumerate(tasks):
+        f = cdir / f"{task_key(func, t, version, code)}.joblib"
+        if f.is_file() and not refresh:
+            try: results[i] = joblib.load(f); continue
+            except Exception: f.unlink()  # a torn write from an interrupted run: recompute
+        todo.append(i)
+    return results, todo
+
+def _write_cache(f: Path, result) -> None:
+    tmp = f.with_suffix(".tmp"); joblib.dump(result, tmp); os.replace(tmp, f)
+
+# %% ../nbs/02_runner.ipynb #d19354e4
 def run_tasks(func: Callable,  # called as func(**task); must be picklable for process backends
               tasks: Iterable[dict],  # JSON-serializable keyword arguments, one dict per task
               cache_dir: str | os.PathLike | None = None,  # None: no cache
@@ -217,13 +243,7 @@ def run_tasks(func: Callable,  # called as func(**task); must be picklable for p
     if cache_dir is not None:
         code = code_digest(func)
         cdir = Path(cache_dir) / getattr(func, "__name__", "task"); cdir.mkdir(parents=True, exist_ok=True)
-        todo = []
-        for i, t in enumerate(tasks):
-            f = cdir / f"{task_key(func, t, version, code)}.joblib"
-            if f.is_file() and not refresh:
-                try: results[i] = joblib.load(f); continue
-                except Exception: f.unlink()  # a torn write from an interrupted run: recompute
-            todo.append(i)
+        results, todo = _read_cache(func, tasks, cdir, version, code, refresh)
     bar = tqdm(total=len(tasks), initial=len(tasks) - len(todo), desc=desc or getattr(func, "__name__", "tasks"),
                disable=not progress, leave=False)
     try:
@@ -231,9 +251,7 @@ def run_tasks(func: Callable,  # called as func(**task); must be picklable for p
         out = par(joblib.delayed(_idx_call)(i, func, tasks[i]) for i in todo)
         for i, res in out:
             results[i] = res
-            if cdir is not None:
-                f = cdir / f"{task_key(func, tasks[i], version, code)}.joblib"
-                tmp = f.with_suffix(".tmp"); joblib.dump(res, tmp); os.replace(tmp, f)
+            if cdir is not None: _write_cache(cdir / f"{task_key(func, tasks[i], version, code)}.joblib", res)
             bar.update(1)
     finally:
         bar.close()
@@ -268,43 +286,57 @@ def _same(a, b, rtol: float = 0.0):
 
 def _key(values) -> str: return ", ".join(str(v) for v in values)
 
-# %% ../nbs/02_runner.ipynb #b7f4d978
+# %% ../nbs/02_runner.ipynb #d2253bcc
+def _structure_differences(t: RecordTable, q, r) -> list:
+    "What differs before any value: a key that appears twice in either table, a compared column that one of them lacks."
+    keys, out = list(t.keys), []
+    for name, df in (("quick", q), ("record", r)):
+        dup = df.duplicated(keys)
+        if dup.any(): out.append(dict(table=t.record, key=_key(df.loc[dup, keys].iloc[0]), column="(keys)",
+                                      quick=f"duplicate key in the {name} table", record=""))
+    cols_q, cols_r = set(q.columns) - set(t.ignore), set(r.columns) - set(t.ignore)
+    for c in sorted(cols_q ^ cols_r):
+        out.append(dict(table=t.record, key="", column=c, quick="present" if c in cols_q else "absent",
+                        record="present" if c in cols_r else "absent"))
+    return out
+
+# %% ../nbs/02_runner.ipynb #86078880
+def _table_differences(t: RecordTable, q, r) -> tuple[list, dict]:
+    "The differences between a quick run's table `q` and the record's `r` by the rules of `t`, and the summary of the comparison."
+    import numpy as np
+    for col, values in t.not_shared.items(): q = q[~q[col].isin(values)]
+    keys, diffs = list(t.keys), _structure_differences(t, q, r)
+    def differ(key, column, quick, record):
+        diffs.append(dict(table=t.record, key=key, column=column, quick=quick, record=record))
+    cols_q, cols_r = set(q.columns) - set(t.ignore), set(r.columns) - set(t.ignore)
+    m = q.merge(r, on=keys, how="left", suffixes=("", " (record)"), indicator=True)
+    for _, row in m[m["_merge"] == "left_only"].iterrows():
+        differ(_key(row[keys]), "(row)", "present", "absent")
+    m = m[m["_merge"] == "both"]
+    n_values = 0
+    for c in sorted((cols_q & cols_r) - set(keys)):
+        rtol = t.tolerance.get(c, (0.0, ""))[0]
+        ok = _same(m[c], m[f"{c} (record)"], rtol)
+        n_values += len(ok)
+        for i in np.flatnonzero(~ok):
+            differ(_key(m.iloc[i][keys]), c, m.iloc[i][c], m.iloc[i][f"{c} (record)"])
+    return diffs, dict(table=t.record, rows=len(q), rows_in_record=len(m), values_compared=n_values,
+                       exact_columns=len((cols_q & cols_r) - set(keys) - set(t.tolerance)),
+                       tolerance_columns=len(set(t.tolerance) & cols_q), ignored_columns=len(set(t.ignore) & set(q.columns)))
+
+# %% ../nbs/02_runner.ipynb #457e7f7e
 def compare_with_record(quick_dir: str | os.PathLike,  # the quick run's output folder
                         tables,  # the RecordTables of a module (its `RECORD`)
                         record_dir: str | os.PathLike | None = None,  # default: figures/ of the checkout
                        ) -> tuple:
     """Compare a quick run with the record. Returns two DataFrames: the differences (one row per differing value,
     missing row or column) and a summary (per table, the rows and the values compared)."""
-    import numpy as np
     import pandas as pd
     record_dir = figures_dir() if record_dir is None else Path(record_dir)
     diffs, summary = [], []
-    def differ(t, key, column, quick, record):
-        diffs.append(dict(table=t.record, key=key, column=column, quick=quick, record=record))
     for t in tables:
-        q = pd.read_csv(Path(quick_dir) / t.quick); r = pd.read_csv(Path(record_dir) / t.record)
-        for col, values in t.not_shared.items(): q = q[~q[col].isin(values)]
-        keys = list(t.keys)
-        for name, df in (("quick", q), ("record", r)):
-            dup = df.duplicated(keys)
-            if dup.any(): differ(t, _key(df.loc[dup, keys].iloc[0]), "(keys)", f"duplicate key in the {name} table", "")
-        cols_q, cols_r = set(q.columns) - set(t.ignore), set(r.columns) - set(t.ignore)
-        for c in sorted(cols_q ^ cols_r):
-            differ(t, "", c, "present" if c in cols_q else "absent", "present" if c in cols_r else "absent")
-        m = q.merge(r, on=keys, how="left", suffixes=("", " (record)"), indicator=True)
-        for _, row in m[m["_merge"] == "left_only"].iterrows():
-            differ(t, _key(row[keys]), "(row)", "present", "absent")
-        m = m[m["_merge"] == "both"]
-        n_values = 0
-        for c in sorted((cols_q & cols_r) - set(keys)):
-            rtol = t.tolerance.get(c, (0.0, ""))[0]
-            ok = _same(m[c], m[f"{c} (record)"], rtol)
-            n_values += len(ok)
-            for i in np.flatnonzero(~ok):
-                differ(t, _key(m.iloc[i][keys]), c, m.iloc[i][c], m.iloc[i][f"{c} (record)"])
-        summary.append(dict(table=t.record, rows=len(q), rows_in_record=len(m), values_compared=n_values,
-                            exact_columns=len((cols_q & cols_r) - set(keys) - set(t.tolerance)),
-                            tolerance_columns=len(set(t.tolerance) & cols_q), ignored_columns=len(set(t.ignore) & set(q.columns))))
+        d, s = _table_differences(t, pd.read_csv(Path(quick_dir) / t.quick), pd.read_csv(Path(record_dir) / t.record))
+        diffs += d; summary.append(s)
     return (pd.DataFrame(diffs, columns=["table", "key", "column", "quick", "record"]), pd.DataFrame(summary))
 
 # %% ../nbs/02_runner.ipynb #acce9031

@@ -14,7 +14,7 @@ from scipy import stats
 # %% auto #0
 __all__ = ['FriedmanNemenyi', 'friedman_nemenyi', 'corrected_ttest', 'holm', 'macro_ovr_auc']
 
-# %% ../nbs/01_stats.ipynb #fc8e86ca
+# %% ../nbs/01_stats.ipynb #1fd49486
 @dataclass
 class FriedmanNemenyi:
     "Result of `friedman_nemenyi`."
@@ -34,18 +34,24 @@ class FriedmanNemenyi:
         r = self.mean_ranks
         return pd.DataFrame(np.abs(r.values[:, None] - r.values[None, :]) >= self.cd, index=r.index, columns=r.index)
 
-
-def friedman_nemenyi(scores,  # (N data sets, k methods): DataFrame (columns = methods) or array
-                     higher_is_better: bool = True,  # True for accuracy/AUC, False for errors
-                     alpha: float = 0.05,  # level of the Nemenyi critical difference
-                    ) -> FriedmanNemenyi:
-    "Friedman test over data sets and the Nemenyi critical difference of mean ranks (Demšar 2006). Ranks: `pandas.DataFrame.rank`; distributions: `scipy.stats`."
+# %% ../nbs/01_stats.ipynb #edac5a8e
+def _scores_table(scores, alpha: float) -> pd.DataFrame:
+    "`scores` as an (N data sets, k methods) DataFrame, checked with `alpha`; a `ValueError` naming the problem otherwise."
     df = scores if isinstance(scores, pd.DataFrame) else pd.DataFrame(np.asarray(scores, dtype=float))
     if df.ndim != 2 or df.shape[0] < 2 or df.shape[1] < 2:
         raise ValueError(f"scores must be (N >= 2 data sets, k >= 2 methods), got shape {df.shape}")
     vals = df.to_numpy(dtype=float)
     if not np.isfinite(vals).all(): raise ValueError("scores contains NaN or infinite values")
     if not 0 < alpha < 1: raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    return df
+
+# %% ../nbs/01_stats.ipynb #90287bd2
+def friedman_nemenyi(scores,  # (N data sets, k methods): DataFrame (columns = methods) or array
+                     higher_is_better: bool = True,  # True for accuracy/AUC, False for errors
+                     alpha: float = 0.05,  # level of the Nemenyi critical difference
+                    ) -> FriedmanNemenyi:
+    "Friedman test over data sets and the Nemenyi critical difference of mean ranks (Demšar 2006). Ranks: `pandas.DataFrame.rank`; distributions: `scipy.stats`."
+    df = _scores_table(scores, alpha)
     N, k = df.shape
     ranks = df.astype(float).rank(axis=1, ascending=not higher_is_better, method="average")
     R = ranks.mean(axis=0)

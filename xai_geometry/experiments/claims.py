@@ -21,12 +21,13 @@ __all__ = ['STATUSES', 'PARTS', 'STATUS_RULE', 'WORDS', 'SOURCES', 'REGISTRY', '
            'Reading', 'Judged', 'judge', 'within', 'Claim', 'claim', 'Tables', 'claims_table', 'check_claims',
            'read_claims', 'claim_line', 'show_claims', 'tally', 'tally_sentence', 'claim_page', 'claims_html']
 
-# %% ../../nbs/09a_claims.ipynb #0923f4b9
+# %% ../../nbs/09a_claims.ipynb #8f0bda4f
 STATUSES = ("reproduced", "not reproduced, explained", "not reproduced, unexplained")
 PARTS = {"a": "Lemaire & Clérot: weighted naive Bayes, log-odds and Shapley values",
          "b": "Bley et al.: distance-based classifiers explained by LRP",
          "c": "Generalized naive Bayes for continuous features"}
 
+# %% ../../nbs/09a_claims.ipynb #4e78b382
 STATUS_RULE = """\
 **The evidence.** A claim is read on the committed run (at the paper's budget, or labelled as below it): split 0 where the experiment
 has several splits (the others, pooled, are shown beside it and never decide), at the settings the paper
@@ -54,6 +55,7 @@ than the paper states is labelled so in its evidence, with both budgets. It may 
 a sign or a cost per explanation, which a smaller sample estimates with a wider standard error but does not
 change; a number the paper prints is met within two of that run's standard errors, as for any run."""
 
+# %% ../../nbs/09a_claims.ipynb #1ed48a93
 @dataclass(frozen=True)
 class Word:
     "How one word of a paper is read as a number: the paper's words, the reading, its threshold; a filter leaves rows out."
@@ -79,14 +81,14 @@ WORDS = {
                            "its relevance's standard deviation at least 10 % of the largest feature's", 0.1, filter=True),
 }
 
-
+# %% ../../nbs/09a_claims.ipynb #9f348c87
 def says(key: str) -> str:
     "The reading of word `key` of `WORDS`, as a claim's evidence names it."
     if key not in WORDS: raise KeyError(f"no word reading {key!r}: declare it in WORDS ({list(WORDS)})")
     w = WORDS[key]
     return f"\"{w.words}\" read as {w.reading} [{key}]"
 
-
+# %% ../../nbs/09a_claims.ipynb #469fc659
 @dataclass(frozen=True)
 class Reading:
     "One reading of a claim: where it is read (`label`), whether the paper's sentence holds there (a truth value), and the numbers that say so."
@@ -103,7 +105,7 @@ class Reading:
                 raise TypeError(f"Reading `{name}` must be a string, got {type(getattr(self, name)).__name__}")
         object.__setattr__(self, "holds", bool(self.holds))
 
-
+# %% ../../nbs/09a_claims.ipynb #b0c9c7bf
 _SEAL = object()   # only `judge` holds it: a `Judged` made anywhere else is refused
 
 
@@ -118,11 +120,24 @@ class Judged:
         if self.seal is not _SEAL: raise TypeError("a `Judged` is made by `judge` only: return `judge(...)` from a claim")
         if self.status not in STATUSES: raise ValueError(f"unknown status {self.status!r}: the rule's are {list(STATUSES)}")
 
-# %% ../../nbs/09a_claims.ipynb #351d456c
+# %% ../../nbs/09a_claims.ipynb #e15e2d45
 def _say(r: Reading) -> str:
     return f"{r.label}: {r.text}" if r.label else r.text
 
 
+def _evidence(run: Reading, beside: tuple, paper: Reading | None, candidates: tuple) -> str:
+    "The evidence of a verdict: the readings, each labelled, the run's first; one sentence, capitalized."
+    parts = [_say(run)] + [_say(r) for r in beside]
+    if paper is not None:
+        parts.append(f"at the setting the paper names, {_say(paper)} ({'holds' if paper.holds else 'does not hold'})")
+    helps = [r for r in candidates if r.holds and not run.holds]
+    others = [r for r in candidates if r not in helps]
+    if helps: parts.append("candidates chosen after the fact, not explanations: " + "; ".join(_say(r) for r in helps))
+    if others: parts.append("after the fact, without effect on the status: " + "; ".join(_say(r) for r in others))
+    text = "; ".join(p.rstrip(".") for p in parts) + "."
+    return text[0].upper() + text[1:] if re.match(r"[a-z]+[ ,:]", text) else text
+
+# %% ../../nbs/09a_claims.ipynb #e6e559d6
 def judge(run: Reading,  # the committed run (split 0; its label says when it is below the paper's budget)
           beside: tuple = (),  # readings shown and never judged (pooled over the splits, another threshold)
           paper: Reading | None = None,  # at a setting the paper or its authors' code names, where the run used another
@@ -137,17 +152,9 @@ def judge(run: Reading,  # the committed run (split 0; its label says when it is
     if paper is None: status = STATUSES[0] if run.holds else STATUSES[2]
     elif run.holds == paper.holds: status = STATUSES[0] if run.holds else STATUSES[2]
     else: status = STATUSES[1]
-    parts = [_say(run)] + [_say(r) for r in beside]
-    if paper is not None:
-        parts.append(f"at the setting the paper names, {_say(paper)} ({'holds' if paper.holds else 'does not hold'})")
-    helps = [r for r in candidates if r.holds and not run.holds]
-    others = [r for r in candidates if r not in helps]
-    if helps: parts.append("candidates chosen after the fact, not explanations: " + "; ".join(_say(r) for r in helps))
-    if others: parts.append("after the fact, without effect on the status: " + "; ".join(_say(r) for r in others))
-    text = "; ".join(p.rstrip(".") for p in parts) + "."
-    return Judged(status, text[0].upper() + text[1:] if re.match(r"[a-z]+[ ,:]", text) else text, seal=_SEAL)
+    return Judged(status, _evidence(run, beside, paper, candidates), seal=_SEAL)
 
-
+# %% ../../nbs/09a_claims.ipynb #ad02ef50
 def within(ours: float,  # our value
            paper: float,  # the paper's printed value
            decimals: int | None = None,  # the paper's printed decimals: half a unit of the last one is its precision
@@ -165,7 +172,7 @@ def within(ours: float,  # our value
     tol = max(0.5 * 10.0 ** -decimals if decimals is not None else 0.0, 2 * se if se is not None else 0.0)
     return bool(abs(ours - paper) <= tol * (1 + 1e-9))
 
-# %% ../../nbs/09a_claims.ipynb #e63fc948
+# %% ../../nbs/09a_claims.ipynb #9b99035b
 SOURCES = {"paper": "a sentence of the paper", "package": "the package's own (a check of ours the paper does not state)",
            "authors": "a sentence of the authors' code or README, not of the paper"}
 
@@ -182,7 +189,7 @@ class Claim:
     own: bool = False
     source: str = "paper"
 
-
+# %% ../../nbs/09a_claims.ipynb #bd4da8b9
 REGISTRY: dict[str, dict[str, Claim]] = {p: {} for p in PARTS}
 CLAIM_COLUMNS = ("key", "claim", "section", "source", "status", "evidence", "tables")
 
@@ -204,7 +211,7 @@ def claim(part: str, key: str, section: str, text: str, tables: tuple,
         return f
     return register
 
-
+# %% ../../nbs/09a_claims.ipynb #2d96234d
 class Tables:
     "The tables in `tables_dir`, read on first use (a part may derive more in a subclass); a table not there is read from `also`, when given."
     def __init__(self, tables_dir, also=None):
@@ -227,7 +234,7 @@ class Tables:
             self._cache[name] = pd.read_csv(p, **kw)
         return self._cache[name]
 
-
+# %% ../../nbs/09a_claims.ipynb #a2335796
 def claims_table(part: str, tables: Tables) -> pd.DataFrame:
     "Every registered claim of `part` read from `tables`: key, the paper's words, section, source, status, evidence, tables."
     if part not in REGISTRY: raise ValueError(f"unknown part {part!r}: choose from {list(REGISTRY)}")
@@ -240,7 +247,7 @@ def claims_table(part: str, tables: Tables) -> pd.DataFrame:
                          status=j.status, evidence=j.evidence, tables=" ".join(c.tables)))
     return pd.DataFrame(rows, columns=list(CLAIM_COLUMNS))
 
-# %% ../../nbs/09a_claims.ipynb #d024729f
+# %% ../../nbs/09a_claims.ipynb #2d97a6ac
 PAGES = {"a": "19_log_odds_experiments.ipynb", "b": "27_experiments.ipynb", "c": "39_gnb_experiments.ipynb"}
 
 
@@ -261,7 +268,7 @@ def check_claims(C: pd.DataFrame,  # a claims table: `CLAIM_COLUMNS` and `part`
     if dup.any(): raise ValueError(f"{where}: key {sorted(C.key[dup])} appears twice")
     return C
 
-
+# %% ../../nbs/09a_claims.ipynb #40097fb9
 def read_claims(parts: str = "abc",  # which parts
                 tables_dir=None,  # default: the package's figures folder
                ) -> pd.DataFrame:
@@ -279,6 +286,7 @@ def read_claims(parts: str = "abc",  # which parts
         out.append(T.assign(part=p))
     return check_claims(pd.concat(out, ignore_index=True)[["part", *CLAIM_COLUMNS]], f"the claims tables of {d}")
 
+# %% ../../nbs/09a_claims.ipynb #643e9afd
 def claim_line(r) -> str:
     "One claim as a Markdown line: key, section, the paper's words, status, evidence (the form tests read back)."
     return f"- **`{r.key}`** ({r.section}) {r.claim} — *{r.status}*. {r.evidence}"
@@ -295,7 +303,7 @@ def show_claims(*keys: str,  # claim keys; none: every claim of `parts`
         C = C.set_index("key").loc[list(keys)].reset_index()
     display(Markdown("\n".join(claim_line(r) for r in C.itertuples())))
 
-
+# %% ../../nbs/09a_claims.ipynb #28145cc2
 def tally(C: pd.DataFrame | None = None) -> pd.DataFrame:
     "Claims per part (rows: the parts `C` holds) and status (columns), the paper's claims only; `C` defaults to `read_claims()`."
     C = read_claims() if C is None else check_claims(C, "tally's table")
@@ -309,7 +317,7 @@ def tally_sentence(C: pd.DataFrame | None = None) -> str:
     return "; ".join(f"part {p.upper()}: {t.loc[p].sum()} claims of the paper, " + ", ".join(f"{t.loc[p, s]} *{s}*" for s in STATUSES)
                      for p in t.index) + "."
 
-# %% ../../nbs/09a_claims.ipynb #58a92d00
+# %% ../../nbs/09a_claims.ipynb #9e26f554
 _B_PAGES = {"wine_": "27a_use_case_wine", "dipole_": "27b_use_case_dipoles"}
 
 
@@ -318,7 +326,23 @@ def claim_page(part: str, key: str) -> str:
     if part == "b": return next((v for k, v in _B_PAGES.items() if key.startswith(k)), PAGES["b"][:-6])
     return PAGES[part][:-6]
 
+# %% ../../nbs/09a_claims.ipynb #fcd4307e
+_CLAIMS_SCRIPT = """<script>
+(function () {
+  var part = document.getElementById("claims-part"), status = document.getElementById("claims-status");
+  function show() {
+    var n = 0;
+    document.querySelectorAll("#claims-table tbody tr").forEach(function (r) {
+      var on = (!part.value || r.dataset.part === part.value) && (!status.value || r.dataset.status === status.value);
+      r.style.display = on ? "" : "none"; if (on) n += 1;
+    });
+    document.getElementById("claims-count").textContent = n + " claims";
+  }
+  part.addEventListener("change", show); status.addEventListener("change", show); show();
+})();
+</script>"""
 
+# %% ../../nbs/09a_claims.ipynb #fb7eb7b0
 def claims_html(C: pd.DataFrame | None = None) -> str:
     "All claims (`read_claims()` by default) as a filterable HTML table: part, key (linked to its page), section, words, status, evidence."
     C = read_claims() if C is None else C
@@ -336,17 +360,4 @@ def claims_html(C: pd.DataFrame | None = None) -> str:
 <tbody>
 {rows}
 </tbody></table>
-<script>
-(function () {{
-  var part = document.getElementById("claims-part"), status = document.getElementById("claims-status");
-  function show() {{
-    var n = 0;
-    document.querySelectorAll("#claims-table tbody tr").forEach(function (r) {{
-      var on = (!part.value || r.dataset.part === part.value) && (!status.value || r.dataset.status === status.value);
-      r.style.display = on ? "" : "none"; if (on) n += 1;
-    }});
-    document.getElementById("claims-count").textContent = n + " claims";
-  }}
-  part.addEventListener("change", show); status.addEventListener("change", show); show();
-}})();
-</script>"""
+{_CLAIMS_SCRIPT}"""
