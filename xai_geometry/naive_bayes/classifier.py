@@ -109,7 +109,7 @@ class _KhiopsRecoder:
 from numbers import Integral, Real
 
 from ..base import JointLogLikelihoodClassifier
-from ..validation import check_features, check_target, HasMethods, Interval, StrOptions, validate_params
+from ..validation import check_features, check_target, column_names, HasMethods, Interval, StrOptions, validate_params
 
 
 # %% ../../nbs/11_naive_bayes.ipynb #cfcae9c1
@@ -123,7 +123,7 @@ def _as_frame(est, X, *, reset: bool) -> pd.DataFrame:
         X = pd.DataFrame(A, columns=list(names) if names is not None else range(A.shape[1])).infer_objects()
     X = check_features(est, X, reset=reset, numeric=False, allow_nan=True)   # warns for names given to an array-fitted model
     if getattr(est, "feature_names_in_", None) is None:
-        X = X.set_axis([f"x{i}" for i in range(X.shape[1])], axis=1)
+        X = X.set_axis(column_names(X.shape[1]), axis=1)
     return X
 
 
@@ -335,7 +335,7 @@ class _Constructors:
         w = np.ones(M) if weights is None else np.asarray(weights, dtype=float)
         if w.shape != (M,) or not np.isfinite(w).all() or (w < 0).any() or (w > 1).any():
             raise ValueError(f"weights must be {M} finite values in [0, 1], got {np.asarray(weights)!r}")
-        names = [f"x{m}" for m in range(M)] if feature_names is None else list(feature_names)
+        names = column_names(M) if feature_names is None else list(feature_names)
         if len(names) != M: raise ValueError(f"feature_names has {len(names)} names for {M} count tables")
         self = cls(weights=w, **params)
         validate_params(self)

@@ -17,7 +17,7 @@ from ..explanation import Explanation, _label, check_output, class_explanation, 
 from ..explainers.pipelines import RawColumns
 from .classifier import WeightedNaiveBayes, gather_tables
 from .sklearn_models import COMPLEMENTS, OUTPUTS, _AdditiveView, check_naive_bayes
-from ..validation import PER_FEATURE_STEPS, StrOptions, check_features, check_params, pipeline_parts
+from ..validation import PER_FEATURE_STEPS, StrOptions, check_features, check_params, column_names, pipeline_parts
 
 # %% auto #0
 __all__ = ['explain', 'complement_log_tables', 'log_odds_tables', 'term_tables', 'part_frequencies', 'shapley_tables',
@@ -135,8 +135,7 @@ class WeightedNaiveBayesView(_AdditiveView):
         check_naive_bayes(model)                                   # fitted, or an error naming `model`
         self.model, self.classes_ = model, model.classes_
         self.n_classes, self.n_features = len(model.classes_), len(model.weights_)
-        names = getattr(model, "feature_names_in_", None)
-        self.feature_names = [str(c) for c in names] if names is not None else [f"x{i}" for i in range(self.n_features)]
+        self.feature_names = column_names(self.n_features, model=model)
         self.frequencies = part_frequencies(model)                 # the training marginals P(D_m = i) = N_i / N
 
     def check(self, X, name: str = "X") -> np.ndarray:
@@ -376,8 +375,7 @@ class Prepared(_GaussianServing):
         self.terms, const = view.terms(self.output, complement)
         self.expected = view.expected(self.terms, Bt)                                              # (M, J)
         self.base = const + self.expected.sum(axis=0)                                              # (J,)
-        names = getattr(model, "feature_names_in_", getattr(final, "feature_names_in_", None))
-        self.names = [str(c) for c in names] if names is not None else [f"x{i}" for i in range(view.n_features)]
+        self.names = column_names(view.n_features, getattr(model, "feature_names_in_", getattr(final, "feature_names_in_", None)))
         bg = view.marginals if B is None else f"{len(B)} background rows (their marginals)"
         self.info = {"model": type(final).__name__, "output": self.output, "background": bg, "base_kind": "expectation"}
         if self.output == "log_odds" and len(final.classes_) > 2: self.info["complement"] = complement

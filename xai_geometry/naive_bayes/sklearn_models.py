@@ -14,7 +14,7 @@ from sklearn.naive_bayes import BernoulliNB, CategoricalNB, ComplementNB, Gaussi
 from sklearn.utils.validation import check_is_fitted
 
 from .classifier import WeightedNaiveBayes
-from ..validation import check_features
+from ..validation import check_features, column_names
 
 
 # %% auto #0
@@ -172,8 +172,7 @@ class _SklearnModel(_AdditiveView):
         self.model = model
         self.classes_ = model.classes_
         self.n_classes, self.n_features = len(model.classes_), int(model.n_features_in_)
-        names = getattr(model, "feature_names_in_", None)
-        self.feature_names = [str(c) for c in names] if names is not None else [f"x{i}" for i in range(self.n_features)]
+        self.feature_names = column_names(self.n_features, model=model)
         count = np.asarray(model.class_count_, dtype=float)
         if (count <= 0).any():
             raise ValueError(f"model: class {model.classes_[int(np.argmin(count))]!r} has no training rows "

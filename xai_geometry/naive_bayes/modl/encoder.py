@@ -19,7 +19,7 @@ from .criteria import (_disc_partition_cost, _group_partition_cost,
                                                     _modl2006_disc_pcost, _part_costs)
 from .search import (_khiops_group_partition_cost, greedy_discretization,
                                                   khiops_discretization, modl_grouping)
-from ...validation import Interval as _Between, StrOptions, validate_params
+from ...validation import Interval as _Between, StrOptions, column_names, validate_params
 
 # %% auto #0
 __all__ = ['Interval', 'ValueGroup', 'MODLDiscretizer', 'MODLGrouper', 'MODLEncoder']
@@ -359,7 +359,7 @@ class MODLEncoder(_MODLBase):
                         raise ValueError(f"column {n!r} was numeric in fit but cannot be read as numbers") from e
             return cols, None
         X = validate_data(self, X, reset=reset, ensure_all_finite=False, dtype=float)
-        if reset: self.feature_names_in_ = np.asarray([f"x{m}" for m in range(X.shape[1])], dtype=object)
+        if reset: self.feature_names_in_ = np.asarray(column_names(X.shape[1]), dtype=object)
         return [X[:, m] for m in range(X.shape[1])], ["numeric"] * X.shape[1]
 
     def fit(self, X, y):
