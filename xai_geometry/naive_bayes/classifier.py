@@ -313,9 +313,27 @@ class _WeightLearning:
             if best is None or full < best[0]: best = (full, w); self.n_iter_ = int(r.nit)
         return best[1]
 
-# %% ../../nbs/11_naive_bayes.ipynb #8c2834cf
-class _Constructors:
-    "Fitted models without `fit`: from count tables alone (`from_counts`), or from a dictionary Khiops wrote (`from_khiops`)."
+# %% ../../nbs/11_naive_bayes.ipynb #56a74d4b
+def _checked_counts(counts, weights, feature_names):
+    "`from_counts`' arguments checked: the (I_m, J) int64 tables, their class totals, the (M,) weights and the M names."
+    counts = [np.asarray(c, dtype=np.int64) for c in counts]
+    if not counts: raise ValueError("counts must hold at least one table")
+    J = counts[0].shape[1]; class_count = counts[0].sum(axis=0)
+    for m, c in enumerate(counts):
+        if c.ndim != 2 or c.shape[1] != J or (c < 0).any() or not np.array_equal(c.sum(axis=0), class_count):
+            raise ValueError(f"counts[{m}] must be a non-negative (I, {J}) table with the class totals of counts[0]")
+    if (class_count == 0).any(): raise ValueError("every class needs at least one row")
+    M = len(counts)
+    w = np.ones(M) if weights is None else np.asarray(weights, dtype=float)
+    if w.shape != (M,) or not np.isfinite(w).all() or (w < 0).any() or (w > 1).any():
+        raise ValueError(f"weights must be {M} finite values in [0, 1], got {np.asarray(weights)!r}")
+    names = column_names(M) if feature_names is None else list(feature_names)
+    if len(names) != M: raise ValueError(f"feature_names has {len(names)} names for {M} count tables")
+    return counts, class_count, w, names
+
+# %% ../../nbs/11_naive_bayes.ipynb #41e85c13
+class _FromCounts:
+    "A fitted model from count tables alone (`from_counts`)."
     @classmethod
     def from_counts(cls,
                     counts: list,  # M tables (I_m, J) of training class counts per part (each sums to N)
@@ -324,19 +342,8 @@ class _Constructors:
                     feature_names=None,  # M names (default x0..)
                     **params) -> "WeightedNaiveBayes":
         "A fitted model from count tables alone; it takes (n, M) part-index matrices as input."
-        counts = [np.asarray(c, dtype=np.int64) for c in counts]
-        if not counts: raise ValueError("counts must hold at least one table")
-        J = counts[0].shape[1]; class_count = counts[0].sum(axis=0)
-        for m, c in enumerate(counts):
-            if c.ndim != 2 or c.shape[1] != J or (c < 0).any() or not np.array_equal(c.sum(axis=0), class_count):
-                raise ValueError(f"counts[{m}] must be a non-negative (I, {J}) table with the class totals of counts[0]")
-        if (class_count == 0).any(): raise ValueError("every class needs at least one row")
-        M = len(counts)
-        w = np.ones(M) if weights is None else np.asarray(weights, dtype=float)
-        if w.shape != (M,) or not np.isfinite(w).all() or (w < 0).any() or (w > 1).any():
-            raise ValueError(f"weights must be {M} finite values in [0, 1], got {np.asarray(weights)!r}")
-        names = column_names(M) if feature_names is None else list(feature_names)
-        if len(names) != M: raise ValueError(f"feature_names has {len(names)} names for {M} count tables")
+        counts, class_count, w, names = _checked_counts(counts, weights, feature_names)
+        J, M = len(class_count), len(counts)
         self = cls(weights=w, **params)
         validate_params(self)
         self.classes_ = np.arange(J) if classes is None else np.asarray(classes)
@@ -347,6 +354,9 @@ class _Constructors:
         self.criterion_ = self.khiops_criterion(self.weights_)
         return self
 
+# %% ../../nbs/11_naive_bayes.ipynb #0dbe9713
+class _FromKhiops:
+    "A fitted model from a dictionary Khiops wrote (`from_khiops`)."
     @classmethod
     def from_khiops(cls, path,
                     classes=None,  # the training labels' classes (e.g. `np.unique(y)`): Khiops' text labels mapped back
@@ -379,6 +389,10 @@ class _Constructors:
         self._set_tables(counts, class_count, [by_native.get(n, (0.0, None))[0] for n in native])
         self.criterion_ = np.nan  # Khiops' preparation costs are not in the dictionary
         return self
+
+# %% ../../nbs/11_naive_bayes.ipynb #d12bdf71
+class _Constructors(_FromCounts, _FromKhiops):
+    "Fitted models without `fit`: from count tables alone (`from_counts`), or from a dictionary Khiops wrote (`from_khiops`)."
 
 # %% ../../nbs/11_naive_bayes.ipynb #a8c56caf
 class WeightedNaiveBayes(_Constructors, _WeightLearning, _Criterion, _Tables, _Params):
