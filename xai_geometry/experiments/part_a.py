@@ -18,48 +18,20 @@ from sklearn.model_selection import StratifiedKFold
 from ..datasets import load
 from ..naive_bayes.classifier import WeightedNaiveBayes
 from ..naive_bayes.geometry import distance_tables, embedding_from_parts
+from .part_a_protocol import (DATASETS, DISTANCES, K_VALUES, K_VALUES_ADULT, N_SPLITS, NAMES, PAPER_TABLE2,
+                                                     PAPER_TABLE2_MEANS, PAPER_TABLE3, PAPER_TABLE3_MEANS, QUICK_DATASETS,
+                                                     SICK_NUMERIC, _TOL, _a_claim, _curves, _fall, _t2)
 from ..runner import RecordTable, UsageError, figures_dir, project_root, run_tasks, select_datasets
 from ..stats import corrected_ttest, friedman_nemenyi, holm, macro_ovr_auc
 
 # %% auto #0
-__all__ = ['DATASETS', 'QUICK_DATASETS', 'N_SPLITS', 'DISTANCES', 'NAMES', 'K_VALUES', 'K_VALUES_ADULT', 'SICK_NUMERIC',
-           'PAPER_TABLE2', 'PAPER_TABLE2_MEANS', 'PAPER_TABLE3', 'PAPER_TABLE3_MEANS', 'VERSION', 'RECORD',
-           'neighbourhood_metrics', 'fit_backend', 'fold_task', 'table2', 'table3', 'pairwise_tests',
-           'critical_difference', 'reproduce', 'part_a_claims']
+__all__ = ['VERSION', 'RECORD', 'neighbourhood_metrics', 'fit_backend', 'fold_task', 'table2', 'table3', 'pairwise_tests',
+           'critical_difference', 'reproduce', 'part_a_claims', 'DATASETS', 'QUICK_DATASETS', 'N_SPLITS', 'DISTANCES',
+           'NAMES', 'K_VALUES', 'K_VALUES_ADULT', 'SICK_NUMERIC', 'PAPER_TABLE2', 'PAPER_TABLE2_MEANS', 'PAPER_TABLE3',
+           'PAPER_TABLE3_MEANS']
 
-# %% ../../nbs/19_log_odds_experiments.ipynb #1f8769e8
-DATASETS = ("adult", "heart", "letter", "mushroom", "pendigits", "phoneme", "pima", "segmentation",
-            "shuttle", "sickeuthyroid", "vehicle", "waveform")
-QUICK_DATASETS = ("heart", "pima", "sickeuthyroid", "vehicle")  # `--quick`: these sets, every fold, as in the full run
-N_SPLITS = 10  # StratifiedKFold(N_SPLITS, shuffle=True, random_state=0), quick or full
-DISTANCES = ("global", "shap", "snb")  # Table 2's column order: d_global, d_shap, d_SNB
-NAMES = {"global": "d_global", "shap": "d_shap", "snb": "d_SNB", "model": "SNB itself"}
-K_VALUES = (1, 2, 3, 4, 5, 7, 10, 15, 20, 30, 50)  # k of Figures 2(a) and 3
-K_VALUES_ADULT = tuple(2 ** i for i in range(11))  # k of Figure 2(b): 1 ... 1024 (adult runs both lists)
-SICK_NUMERIC = ("age", "TSH", "T3", "TT4", "T4U", "FTI", "TBG")
-_TOL = 1e-9  # relative tolerance under which two distances are equal (as in `neighbors`)
-
-# %% ../../nbs/19_log_odds_experiments.ipynb #1bbb52a2
-# The paper's Table 2 (ACC, AUC per distance), typed from its text, and its printed means.
-PAPER_TABLE2 = pd.DataFrame(
-    [("adult", .8239, .7541, .8241, .7547, .8256, .7557), ("heart", .7889, .7867, .8148, .8117, .8148, .8117),
-     ("letter", .9348, .9659, .9398, .9686, .9431, .9703), ("mushroom", 1.0, 1.0, 1.0, 1.0, 1.0, 1.0),
-     ("pendigits", .9731, .9852, .9773, .9874, .9758, .9867), ("phoneme", .8941, .9297, .8915, .9277, .8900, .9271),
-     ("pima", .6756, .6486, .6730, .6545, .6717, .6455), ("segmentation", .9732, .9843, .9766, .9864, .9749, .9854),
-     ("shuttle", .9995, .9425, .9996, .9507, .9996, .9507), ("sickeuthyroid", .3639, .6433, .4145, .6666, .3636, .6432),
-     ("vehicle", .6833, .7898, .6915, .7950, .6892, .7937), ("waveform", .7596, .8196, .7720, .8289, .7680, .8259)],
-    columns=["dataset", "acc_global", "auc_global", "acc_shap", "auc_shap", "acc_snb", "auc_snb"]).set_index("dataset")
-PAPER_TABLE2_MEANS = {"global": (.8225, .8541), "shap": (.8312, .8610), "snb": (.8264, .8580)}
-
-# %% ../../nbs/19_log_odds_experiments.ipynb #9d5f35d8
-# The paper's Table 3 (normalized margin per distance), typed from its text, and its printed means.
-PAPER_TABLE3 = pd.DataFrame(
-    [("adult", .4838, .5264, .5015), ("heart", .4626, .4645, .4698), ("letter", .5931, .6304, .6210),
-     ("mushroom", .9999, 1.0, 1.0), ("pendigits", .5276, .5576, .5443), ("phoneme", .3073, .3004, .3017),
-     ("pima", .3057, .3101, .3091), ("segmentation", .7598, .7948, .7790), ("shuttle", .9977, .9979, .9979),
-     ("sickeuthyroid", .2703, .2703, .2703), ("vehicle", .2372, .2489, .2550), ("waveform", .0893, .1033, .0960)],
-    columns=["dataset", "global", "shap", "snb"]).set_index("dataset")
-PAPER_TABLE3_MEANS = {"global": .5029, "shap": .5170, "snb": .5121}
+# %% ../../nbs/19_log_odds_experiments.ipynb #f2517e77
+_all_ = ['DATASETS', 'QUICK_DATASETS', 'N_SPLITS', 'DISTANCES', 'NAMES', 'K_VALUES', 'K_VALUES_ADULT', 'SICK_NUMERIC', 'PAPER_TABLE2', 'PAPER_TABLE2_MEANS', 'PAPER_TABLE3', 'PAPER_TABLE3_MEANS']
 
 # %% ../../nbs/19_log_odds_experiments.ipynb #72f1a099
 def _groups(model, P, y_idx, kind):
@@ -467,35 +439,6 @@ def reproduce(out_dir=None,  # where tables and figures go (default: figures/ of
 from scipy.stats import spearmanr
 
 from .claims import WORDS, Reading, Tables, claim, claims_table, judge, says, within
-
-# %% ../../nbs/19_log_odds_experiments.ipynb #f844b06f
-def _holds_both(t, read, tables: tuple) -> "Judged":
-    "`read(suffix)` as run (our MODL) and, when its tables are there, with Khiops, the library the paper names (§5.2)."
-    run = read("")
-    if all(t.has(n.replace(".csv", "_khiops.csv")) for n in tables):
-        k = read("_khiops")
-        return judge(run, paper=Reading("Khiops, the paper's library", k.holds, k.text))
-    return judge(run)
-
-
-def _a_claim(key, section, text, tables):
-    "Register a claim of part A read both ways by `_holds_both` (its tables: ours and, where present, Khiops')."
-    return lambda read: claim("a", key, section, text, tables + tuple(n.replace(".csv", "_khiops.csv") for n in tables))(
-        lambda t: _holds_both(t, lambda sfx: read(t, sfx), tables))
-
-# %% ../../nbs/19_log_odds_experiments.ipynb #ef8ed8b0
-def _t2(t, sfx): t2 = t.read(f"part_a_table2{sfx}.csv"); return t2[t2.dataset != "mean"]
-
-
-def _curves(t, sfx, adult: bool = False) -> pd.DataFrame:
-    "Fig. 2(a)/3: LocAgree_k and LocDelta_k, mean over the data sets of the fold means (k of Figures 2(a) and 3); adult: Fig. 2(b)."
-    d = t.read(f"part_a_exp_diagnostics{sfx}.csv"); d = d[d.reading == "native"]
-    if adult: return d[d.dataset == "adult"].groupby(["k", "distance"]).loc_agree.mean().unstack()
-    per = d[d.k.isin(K_VALUES)].groupby(["distance", "k", "dataset"])[["loc_agree", "loc_delta"]].mean()
-    return per.groupby(["k", "distance"]).mean().unstack()
-
-
-def _fall(s: pd.Series) -> float: return float(s.iloc[0] - s.iloc[-1])
 
 # %% ../../nbs/19_log_odds_experiments.ipynb #ac8d1347
 @_a_claim("a_best_average", "§5.3.1, Table 2", "across all twelve data sets, d_shap achieves the best average performance in both ACC and AUC",

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from .claims import Reading, claim, judge, within
-from .part_a import DISTANCES, NAMES, PAPER_TABLE2_MEANS, _a_claim, _t2
+from .part_a_protocol import DISTANCES, NAMES, PAPER_TABLE2_MEANS, _a_claim, _t2
 
 # %% auto #0
 __all__ = ['PAPER_TABLE1']
