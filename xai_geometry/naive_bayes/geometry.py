@@ -52,7 +52,7 @@ def embedding_from_parts(model: WeightedNaiveBayes, P: np.ndarray, kind: str = "
     return E
 
 # %% ../../nbs/13_geometry.ipynb #c4a6f00f
-class _PartTables:
+class _PartsGeometry:
     "A weighted naive Bayes as the geometry reads it: rows coded by their part indices, every quantity a table look-up."
     def __init__(self, model: WeightedNaiveBayes): self.model = model
     def encode(self, X) -> np.ndarray: return self.model.part_indices(X)
@@ -79,7 +79,7 @@ class _PartTables:
         return D
 
 # %% ../../nbs/13_geometry.ipynb #b96b2c4b
-class _FeatureTerms:
+class _TermsGeometry:
     "A scikit-learn naive Bayes as the geometry reads it: rows coded as its checked features, every quantity from its terms."
     def __init__(self, view): self.view = view
     def encode(self, X) -> np.ndarray: return self.view.check(X)
@@ -110,9 +110,9 @@ class _FeatureTerms:
 
 # %% ../../nbs/13_geometry.ipynb #99c3c756
 def _family(model):
-    "`_PartTables` for a fitted `WeightedNaiveBayes`, `_FeatureTerms` for a fitted scikit-learn naive Bayes."
+    "`_PartsGeometry` for a fitted `WeightedNaiveBayes`, `_TermsGeometry` for a fitted scikit-learn naive Bayes."
     view = check_naive_bayes(model)
-    return _PartTables(model) if view is None else _FeatureTerms(view)
+    return _PartsGeometry(model) if view is None else _TermsGeometry(view)
 
 
 def encode(model, X) -> np.ndarray:

@@ -20,13 +20,19 @@ from ..validation import check_features, column_names
 # %% auto #0
 __all__ = ['SKLEARN_NAIVE_BAYES', 'OUTPUTS', 'COMPLEMENTS', 'NaiveBayesView', 'check_naive_bayes']
 
-# %% ../../nbs/15_sklearn_naive_bayes.ipynb #4be5dd6a
+# %% ../../nbs/15_sklearn_naive_bayes.ipynb #24c2b25d
 SKLEARN_NAIVE_BAYES = (GaussianNB, CategoricalNB, BernoulliNB, MultinomialNB, ComplementNB)
+
+
 OUTPUTS = ("log_odds", "joint_log_likelihood", "centred_log_likelihood")   # the names of xai_geometry.explanation.OUTPUTS a naive Bayes offers
+
+
 COMPLEMENTS = ("pooled", "mixture")
+
+
 _CHUNK = 2_000_000  # terms evaluated per block of rows (n_rows * M * K * mixture components)
 
-
+# %% ../../nbs/15_sklearn_naive_bayes.ipynb #cba67c60
 class _Quadratic:
     "t[m, k](x) = -log(2 pi v)/2 - (x - mu)^2 / (2 v): a Gaussian log-density per feature and class."
     def __init__(self, mu, var): self.mu, self.var = mu, var                       # (M, K) each
@@ -39,7 +45,7 @@ class _Quadratic:
         sq = (w @ s2)[:, None] + np.einsum("r,rmk->mk", w, (theta[:, :, None] - self.mu) ** 2)
         return -0.5 * np.log(2 * np.pi * self.var) - sq / (2 * self.var)
 
-
+# %% ../../nbs/15_sklearn_naive_bayes.ipynb #00d50ab2
 class _Affine:
     "t[m, k](x) = a x + b (Bernoulli, multinomial and complement naive Bayes)."
     def __init__(self, a, b): self.a, self.b = a, b                               # (M, K) each
@@ -49,7 +55,7 @@ class _Affine:
     def expect(self, view):
         return None if view.mean is None else view.mean[:, None] * self.a + self.b
 
-
+# %% ../../nbs/15_sklearn_naive_bayes.ipynb #7b4e916a
 class _Table:
     "t[m, k](x) = T_m[x, k] (categorical naive Bayes; x a category code)."
     def __init__(self, tables): self.tables = tables                              # M tables (C_m, K)
@@ -59,7 +65,7 @@ class _Table:
     def expect(self, view):
         return None if view.frequencies is None else np.stack([f @ t for f, t in zip(view.frequencies, self.tables)])
 
-
+# %% ../../nbs/15_sklearn_naive_bayes.ipynb #b0502a56
 class _GaussianMixture:
     "t[m, k](x) = log sum_r W[k, r] N(x; theta[r, m], var[r, m]): the complement of eq. (7) for Gaussians."
     def __init__(self, W, theta, var): self.W, self.theta, self.var = W, theta, var   # (K, R), (R, M), (R, M)
@@ -70,7 +76,7 @@ class _GaussianMixture:
         return logsumexp(comp[:, None, :, :] + logW[None, :, :, None], axis=2).transpose(0, 2, 1)
     def expect(self, view): return None                                           # no closed form
 
-# %% ../../nbs/15_sklearn_naive_bayes.ipynb #54a2e939
+# %% ../../nbs/15_sklearn_naive_bayes.ipynb #c47e6122
 class _Difference:
     "p - q (a log-odds term: class minus complement)."
     def __init__(self, p, q): self.p, self.q = p, q
@@ -78,16 +84,6 @@ class _Difference:
     def expect(self, view):
         a, b = self.p.expect(view), self.q.expect(view)
         return None if a is None or b is None else a - b
-
-
-class _Centred:
-    "t minus its mean over the classes (the terms of the centred log-likelihood L_k − mean_l L_l)."
-    def __init__(self, p): self.p = p
-    def __call__(self, A):
-        t = self.p(A); return t - t.mean(axis=2, keepdims=True)
-    def expect(self, view):
-        e = self.p.expect(view)
-        return None if e is None else e - e.mean(axis=1, keepdims=True)
 
 
 class _Swap:
@@ -98,6 +94,16 @@ class _Swap:
         e = self.p.expect(view)
         return None if e is None else e[:, ::-1]
 
+# %% ../../nbs/15_sklearn_naive_bayes.ipynb #6d624b01
+class _Centred:
+    "t minus its mean over the classes (the terms of the centred log-likelihood L_k − mean_l L_l)."
+    def __init__(self, p): self.p = p
+    def __call__(self, A):
+        t = self.p(A); return t - t.mean(axis=2, keepdims=True)
+    def expect(self, view):
+        e = self.p.expect(view)
+        return None if e is None else e - e.mean(axis=1, keepdims=True)
+
 
 class _Zero:
     "No term (a single class: no complement, contributions 0)."
@@ -105,17 +111,9 @@ class _Zero:
     def __call__(self, A): return np.zeros((len(A), self.M, 1))
     def expect(self, view): return np.zeros((self.M, 1))
 
-# %% ../../nbs/15_sklearn_naive_bayes.ipynb #39d9abf7
-class _AdditiveView:
-    """What every view of a naive Bayes computes from its per-feature terms, whatever the model: a subclass gives
-    `check(X, name)` (the checked rows the terms read), `terms(output, complement)` (the terms, a callable
-    A -> (n, M, K) with `.expect(view)`, and the constant (K,)), `joint_log_proba(A)` (the model's own), and the
-    attributes `model`, `classes_`, `n_classes`, `n_features`, `feature_names`, `marginals` (the training
-    marginals in words), `tabulated` (whether they are count tables, so that the enumeration of coalitions can
-    take them for background) and `logit_from_model` (whether a binary log-odds is read from the model's own
-    joint log-likelihood rather than from the terms)."""
-    tabulated, logit_from_model = False, True
-
+# %% ../../nbs/15_sklearn_naive_bayes.ipynb #feadc39d
+class _TermEvaluation:
+    "The terms of a batch of checked rows, by blocks of rows; a non-finite term is an error naming its column."
     def _model_input(self, A: np.ndarray) -> np.ndarray:
         "What the terms read from the checked rows (the rows themselves, unless a subclass says otherwise)."
         return A
@@ -134,6 +132,17 @@ class _AdditiveView:
                              f"{int(bad[:, m].any(axis=1).sum())} row(s) (a value too large for its arithmetic, or "
                              "a probability of 0 under alpha=0)")
         return out
+
+# %% ../../nbs/15_sklearn_naive_bayes.ipynb #4cd3ad0f
+class _AdditiveView(_TermEvaluation):
+    """What every view of a naive Bayes computes from its per-feature terms, whatever the model: a subclass gives
+    `check(X, name)` (the checked rows the terms read), `terms(output, complement)` (the terms, a callable
+    A -> (n, M, K) with `.expect(view)`, and the constant (K,)), `joint_log_proba(A)` (the model's own), and the
+    attributes `model`, `classes_`, `n_classes`, `n_features`, `feature_names`, `marginals` (the training
+    marginals in words), `tabulated` (whether they are count tables, so that the enumeration of coalitions can
+    take them for background) and `logit_from_model` (whether a binary log-odds is read from the model's own
+    joint log-likelihood rather than from the terms)."""
+    tabulated, logit_from_model = False, True
 
     def expected(self, terms, background=None) -> np.ndarray:
         "(M, K) E_b[t_m(b_m)]: under the training marginals (closed form), or the mean over the rows of `background`."
