@@ -25,7 +25,7 @@ from ..khiops_format import STAR, read_snb_model
 # %% auto #0
 __all__ = ['log_conditional_table', 'gather_tables', 'WeightedNaiveBayes', 'random_model', 'random_parts']
 
-# %% ../../nbs/11_naive_bayes.ipynb #5bb00072
+# %% ../../nbs/11_naive_bayes.ipynb #1f6bfd49
 def log_conditional_table(counts: np.ndarray,  # (I, J) training class counts per part
                           n_total: int | None = None,  # N (default: counts.sum())
                          ) -> np.ndarray:  # (I, J) log p(D_m = i | C_j)
@@ -39,7 +39,7 @@ def log_conditional_table(counts: np.ndarray,  # (I, J) training class counts pe
 # Rissanen's universal code length of an integer n >= 1, in nats: one home, the MODL criteria
 from .modl.criteria import universal_code_length as natural_code_length
 
-
+# %% ../../nbs/11_naive_bayes.ipynb #20eb4544
 def gather_tables(tables: list[np.ndarray],  # M tables (I_m, J)
                   P: np.ndarray,  # (n, M) part indices
                   n_classes: int,
@@ -50,7 +50,7 @@ def gather_tables(tables: list[np.ndarray],  # M tables (I_m, J)
     offsets = np.cumsum([0] + [len(t) for t in tables[:-1]])
     return np.take(flat, (P + offsets).ravel(), axis=0).reshape(len(P), len(tables), flat.shape[1])
 
-
+# %% ../../nbs/11_naive_bayes.ipynb #0b92548a
 class _PartIndexEncoder:
     "Identity recoder for models built from count tables: input columns are part indices."
     def __init__(self, n_parts, feature_names):
