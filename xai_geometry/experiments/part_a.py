@@ -18,45 +18,22 @@ from sklearn.model_selection import StratifiedKFold
 from ..datasets import load
 from ..naive_bayes.classifier import WeightedNaiveBayes
 from ..naive_bayes.geometry import distance_tables, embedding_from_parts
+from .part_a_protocol import (DATASETS, DISTANCES, K_VALUES, K_VALUES_ADULT, N_SPLITS, NAMES, PAPER_TABLE2,
+                                                     PAPER_TABLE2_MEANS, PAPER_TABLE3, PAPER_TABLE3_MEANS, QUICK_DATASETS,
+                                                     SICK_NUMERIC, _TOL, _a_claim, _curves, _fall, _t2)
 from ..runner import RecordTable, UsageError, figures_dir, project_root, run_tasks, select_datasets
 from ..stats import corrected_ttest, friedman_nemenyi, holm, macro_ovr_auc
 
 # %% auto #0
-__all__ = ['DATASETS', 'QUICK_DATASETS', 'N_SPLITS', 'DISTANCES', 'K_VALUES', 'K_VALUES_ADULT', 'SICK_NUMERIC', 'PAPER_TABLE2',
-           'PAPER_TABLE2_MEANS', 'PAPER_TABLE3', 'PAPER_TABLE3_MEANS', 'NAMES', 'VERSION', 'RECORD',
-           'neighbourhood_metrics', 'fit_backend', 'fold_task', 'table2', 'table3', 'pairwise_tests',
-           'critical_difference', 'reproduce', 'part_a_claims']
+__all__ = ['VERSION', 'RECORD', 'neighbourhood_metrics', 'fit_backend', 'fold_task', 'table2', 'table3', 'pairwise_tests',
+           'critical_difference', 'reproduce', 'part_a_claims', 'DATASETS', 'QUICK_DATASETS', 'N_SPLITS', 'DISTANCES',
+           'NAMES', 'K_VALUES', 'K_VALUES_ADULT', 'SICK_NUMERIC', 'PAPER_TABLE2', 'PAPER_TABLE2_MEANS', 'PAPER_TABLE3',
+           'PAPER_TABLE3_MEANS']
 
-# %% ../../nbs/19_log_odds_experiments.ipynb #03cbbcb2
-DATASETS = ("adult", "heart", "letter", "mushroom", "pendigits", "phoneme", "pima", "segmentation",
-            "shuttle", "sickeuthyroid", "vehicle", "waveform")
-QUICK_DATASETS = ("heart", "pima", "sickeuthyroid", "vehicle")  # `--quick`: these sets, every fold, as in the full run
-N_SPLITS = 10  # StratifiedKFold(N_SPLITS, shuffle=True, random_state=0), quick or full
-DISTANCES = ("global", "shap", "snb")  # Table 2's column order: d_global, d_shap, d_SNB
-K_VALUES = (1, 2, 3, 4, 5, 7, 10, 15, 20, 30, 50)  # k of Figures 2(a) and 3
-K_VALUES_ADULT = tuple(2 ** i for i in range(11))  # k of Figure 2(b): 1 ... 1024 (adult runs both lists)
-SICK_NUMERIC = ("age", "TSH", "T3", "TT4", "T4U", "FTI", "TBG")
-_TOL = 1e-9  # relative tolerance under which two distances are equal (as in `neighbors`)
+# %% ../../nbs/19_log_odds_experiments.ipynb #f2517e77
+_all_ = ['DATASETS', 'QUICK_DATASETS', 'N_SPLITS', 'DISTANCES', 'NAMES', 'K_VALUES', 'K_VALUES_ADULT', 'SICK_NUMERIC', 'PAPER_TABLE2', 'PAPER_TABLE2_MEANS', 'PAPER_TABLE3', 'PAPER_TABLE3_MEANS']
 
-# The paper's Table 2 (ACC, AUC per distance) and Table 3 (margin), typed from its text.
-PAPER_TABLE2 = pd.DataFrame(
-    [("adult", .8239, .7541, .8241, .7547, .8256, .7557), ("heart", .7889, .7867, .8148, .8117, .8148, .8117),
-     ("letter", .9348, .9659, .9398, .9686, .9431, .9703), ("mushroom", 1.0, 1.0, 1.0, 1.0, 1.0, 1.0),
-     ("pendigits", .9731, .9852, .9773, .9874, .9758, .9867), ("phoneme", .8941, .9297, .8915, .9277, .8900, .9271),
-     ("pima", .6756, .6486, .6730, .6545, .6717, .6455), ("segmentation", .9732, .9843, .9766, .9864, .9749, .9854),
-     ("shuttle", .9995, .9425, .9996, .9507, .9996, .9507), ("sickeuthyroid", .3639, .6433, .4145, .6666, .3636, .6432),
-     ("vehicle", .6833, .7898, .6915, .7950, .6892, .7937), ("waveform", .7596, .8196, .7720, .8289, .7680, .8259)],
-    columns=["dataset", "acc_global", "auc_global", "acc_shap", "auc_shap", "acc_snb", "auc_snb"]).set_index("dataset")
-PAPER_TABLE2_MEANS = {"global": (.8225, .8541), "shap": (.8312, .8610), "snb": (.8264, .8580)}
-PAPER_TABLE3 = pd.DataFrame(
-    [("adult", .4838, .5264, .5015), ("heart", .4626, .4645, .4698), ("letter", .5931, .6304, .6210),
-     ("mushroom", .9999, 1.0, 1.0), ("pendigits", .5276, .5576, .5443), ("phoneme", .3073, .3004, .3017),
-     ("pima", .3057, .3101, .3091), ("segmentation", .7598, .7948, .7790), ("shuttle", .9977, .9979, .9979),
-     ("sickeuthyroid", .2703, .2703, .2703), ("vehicle", .2372, .2489, .2550), ("waveform", .0893, .1033, .0960)],
-    columns=["dataset", "global", "shap", "snb"]).set_index("dataset")
-PAPER_TABLE3_MEANS = {"global": .5029, "shap": .5170, "snb": .5121}
-
-# %% ../../nbs/19_log_odds_experiments.ipynb #fa5b08f5
+# %% ../../nbs/19_log_odds_experiments.ipynb #72f1a099
 def _groups(model, P, y_idx, kind):
     "Training rows grouped by their parts on the variables of non-zero weight: everything the metrics need per group."
     # every distance and posterior ignores variables of weight 0: rows equal on the others coincide
@@ -73,7 +50,7 @@ def _groups(model, P, y_idx, kind):
     return dict(parts=parts, lp=lp, pred=lp.argmax(1), size=size, counts=counts, first_row=first_row,
                 order=order, starts=starts, g_of_row=g_of_row)
 
-
+# %% ../../nbs/19_log_odds_experiments.ipynb #0fea56f3
 def _exact_prefix(drow, g, k, pred_t, lp_t):
     "Exact (agree, delta) sums over the first k training rows of one test row (lowest-index ties): slow path."
     o = np.argsort(drow, kind="stable"); d = drow[o]
@@ -87,7 +64,111 @@ def _exact_prefix(drow, g, k, pred_t, lp_t):
     gg = g["g_of_row"][rows]
     return sa + float((g["pred"][gg] == pred_t).sum()), sd + float(np.abs(g["lp"][gg] - lp_t).sum(1).sum())
 
+# %% ../../nbs/19_log_odds_experiments.ipynb #465b09ca
+def _distance_operands(model, g, Ut, kind):
+    """d(D, D') = sum_m T_m[i_m, i'_m] (`geometry.distance_tables`) as one matrix product `A @ B.T`: A stacks the
+    table rows of the distinct test tuples `Ut`, B holds the one-hot parts of the groups; for "global", the
+    evidence terms J log p_w of both sides (else None)."""
+    J = len(model.classes_); G = len(g["size"])
+    tabs = distance_tables(model, kind)
+    offs = np.concatenate([[0], np.cumsum([t.shape[0] for t in tabs])]).astype(np.int64)
+    A = np.hstack([t[Ut[:, m]] for m, t in enumerate(tabs)]) if tabs else np.zeros((len(Ut), 0))
+    B = np.zeros((G, int(offs[-1])))
+    for m in range(len(tabs)): B[np.arange(G), offs[m] + g["parts"][:, m]] = 1.0
+    ev = None
+    if kind == "global":
+        ev = (J * logsumexp(model.joint_log_proba_from_parts(Ut), axis=1),
+              J * logsumexp(model.joint_log_proba_from_parts(g["parts"]), axis=1))
+    return A, B, ev
 
+
+def _block_distances(A, B, ev, sl):
+    "The distances of the test tuples `sl` to every group (clipped at 0: the product's round-off)."
+    D = A[sl] @ B.T
+    if ev is not None: D += np.abs(ev[0][sl, None] - ev[1][None, :])
+    np.maximum(D, 0, out=D)
+    return D
+
+# %% ../../nbs/19_log_odds_experiments.ipynb #1f006a4b
+def _nearest_groups(D, Ksel, G):
+    "The `Ksel` nearest groups of each row of D, sorted by distance, and whether the last tie block is cut (the next group is as near)."
+    c = len(D)
+    if Ksel < G:
+        gs = np.argpartition(D, Ksel, axis=1)[:, :Ksel + 1]
+        ds = np.take_along_axis(D, gs, 1); o = np.argsort(ds, axis=1, kind="stable")
+        gs = np.take_along_axis(gs, o, 1); ds = np.take_along_axis(ds, o, 1)
+        nxt = ds[:, -1]; gs, ds = gs[:, :-1], ds[:, :-1]
+        last = ds[:, -1]; truncated = nxt <= last + _TOL * (1 + last)
+    else:
+        o = np.argsort(D, axis=1, kind="stable"); gs = o; ds = np.take_along_axis(D, o, 1)
+        truncated = np.zeros(c, bool)
+    return gs, ds, truncated
+
+
+def _tie_blocks(ds):
+    """For sorted distances `ds` (c, K): the position where each position's tie block starts, whether the next
+    position starts a new block, and whether the position lies in the last block of the row."""
+    c, K = ds.shape
+    new = np.concatenate([np.ones((c, 1), bool), np.diff(ds, axis=1) > _TOL * (1 + ds[:, 1:])], axis=1)
+    pos = np.arange(K)[None, :]
+    bstart = np.maximum.accumulate(np.where(new, pos, 0), axis=1)
+    nxt_new = np.concatenate([new[:, 1:], np.ones((c, 1), bool)], axis=1)
+    last_block = bstart == bstart[:, -1:]
+    return bstart, nxt_new, last_block
+
+# %% ../../nbs/19_log_odds_experiments.ipynb #bcf69d96
+def _first_neighbour(D, g, gs, bstart, truncated, last_block, n):
+    """1-NN under both tie rules: the lowest training index of the first tie block, and the class votes of all its
+    rows; when that block is cut (`truncated`), the full row of D settles it."""
+    first = bstart == 0
+    cut0 = truncated & last_block[:, 0]
+    nn_row = np.where(first, g["first_row"][gs], n).min(1)
+    votes = np.einsum("ck,ckj->cj", first.astype(float), g["counts"][gs])
+    for i in np.flatnonzero(cut0):                                 # first block cut: use the full row
+        d = D[i]; tie = d <= d.min() + _TOL * (1 + d.min())
+        nn_row[i] = g["first_row"][tie].min(); votes[i] = g["counts"][tie].sum(0)
+    return nn_row, votes
+
+# %% ../../nbs/19_log_odds_experiments.ipynb #19d400e7
+def _prefix_metrics(D, g, gs, ks, bstart, nxt_new, last_block, truncated, pred_t, lp_t):
+    """(agree, delta) sums over the first k training rows of each test row, for each k of `ks`, by prefix sums over
+    the sorted groups; a row whose k-th neighbour falls in a tie block of several groups (or a cut one) goes to
+    `_exact_prefix`. Also returns how many (row, k) took that slow path."""
+    c = len(gs)
+    sz = g["size"][gs].astype(float)
+    ag = (g["pred"][gs] == pred_t[:, None]).astype(float)
+    de = np.abs(g["lp"][gs] - lp_t[:, None, :]).sum(2)
+    cum = np.cumsum(sz, 1); CA = np.cumsum(sz * ag, 1); CD = np.cumsum(sz * de, 1)
+    rows = np.arange(c); agree = np.empty((c, len(ks))); delta = np.empty((c, len(ks))); n_slow = 0
+    for q, k in enumerate(ks):
+        p = np.argmax(cum >= k, axis=1)
+        s = bstart[rows, p]
+        single = (s == p) & nxt_new[rows, p] & ~(truncated & last_block[rows, p])
+        prev = np.where(s > 0, s - 1, 0); has_prev = s > 0
+        bef_n = np.where(has_prev, cum[rows, prev], 0.0)
+        r = k - bef_n
+        agree[:, q] = np.where(has_prev, CA[rows, prev], 0) + r * ag[rows, p]
+        delta[:, q] = np.where(has_prev, CD[rows, prev], 0) + r * de[rows, p]
+        for i in np.flatnonzero(~single):
+            agree[i, q], delta[i, q] = _exact_prefix(D[i], g, int(k), pred_t[i], lp_t[i])
+            n_slow += 1
+    return agree, delta, n_slow
+
+# %% ../../nbs/19_log_odds_experiments.ipynb #e02885a9
+def _margins(dc, y_test, J):
+    """Normalized local margins (d⁻ − d⁺)/(d⁻ + d⁺) from each test row's distance to the nearest training row of each
+    class `dc` (t, J): 0 when both are 0 (flagged in `both_zero`), NaN when a side has no row (or the class is unseen)."""
+    known = (y_test >= 0) & (y_test < J); yk = np.where(known, y_test, 0)
+    rr = np.arange(len(y_test))
+    dplus = np.where(known, dc[rr, yk], np.inf)
+    other = dc.copy(); other[rr, yk] = np.inf
+    dminus = np.where(known, other.min(1), dc.min(1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        margin = np.where((dplus == 0) & (dminus == 0), 0.0, (dminus - dplus) / (dminus + dplus))
+    margin[~np.isfinite(dplus) | ~np.isfinite(dminus)] = np.nan
+    return margin, (dplus == 0) & (dminus == 0)
+
+# %% ../../nbs/19_log_odds_experiments.ipynb #0568b300
 def neighbourhood_metrics(model,  # fitted WeightedNaiveBayes (ours or `from_khiops`)
                           P_train: np.ndarray,  # (n, M) part indices of the training rows, file order
                           y_train: np.ndarray,  # (n,) class indices
@@ -112,15 +193,7 @@ def neighbourhood_metrics(model,  # fitted WeightedNaiveBayes (ours or `from_khi
     if kmax > n: raise ValueError(f"k = {kmax} exceeds the {n} training rows")
     Ut, tinv = np.unique(P_test, axis=0, return_inverse=True); tinv = tinv.ravel()
     lp_t = model.log_proba_from_parts(Ut); pred_t = lp_t.argmax(1)
-    # d(D, D') = sum_m T_m[i_m, i'_m] as one matrix product: rows of the tables times one-hot parts
-    tabs = distance_tables(model, kind)
-    offs = np.concatenate([[0], np.cumsum([t.shape[0] for t in tabs])]).astype(np.int64)
-    A = np.hstack([t[Ut[:, m]] for m, t in enumerate(tabs)]) if tabs else np.zeros((len(Ut), 0))
-    B = np.zeros((G, int(offs[-1])))
-    for m in range(len(tabs)): B[np.arange(G), offs[m] + g["parts"][:, m]] = 1.0
-    if kind == "global":
-        ev_t = J * logsumexp(model.joint_log_proba_from_parts(Ut), axis=1)
-        ev_g = J * logsumexp(model.joint_log_proba_from_parts(g["parts"]), axis=1)
+    A, B, ev = _distance_operands(model, g, Ut, kind)
     T = len(Ut)
     nn_row = np.empty(T, dtype=np.int64); votes = np.empty((T, J)); dcls = np.full((T, J), np.inf)
     agree = np.empty((T, len(ks))); delta = np.empty((T, len(ks))); n_slow = 0
@@ -128,69 +201,24 @@ def neighbourhood_metrics(model,  # fitted WeightedNaiveBayes (ours or `from_khi
     Ksel = min(G, kmax)
     step = max(1, chunk // max(G, 1))
     for a in range(0, T, step):
-        sl = slice(a, min(T, a + step)); c = sl.stop - sl.start
-        D = A[sl] @ B.T
-        if kind == "global": D += np.abs(ev_t[sl, None] - ev_g[None, :])
-        np.maximum(D, 0, out=D)
+        sl = slice(a, min(T, a + step))
+        D = _block_distances(A, B, ev, sl)
         for j in range(J):
             if hasj[j].size: dcls[sl, j] = D[:, hasj[j]].min(1)
         # the Ksel nearest groups sorted, plus the next distance to tell whether the last tie block is cut
-        if Ksel < G:
-            gs = np.argpartition(D, Ksel, axis=1)[:, :Ksel + 1]
-            ds = np.take_along_axis(D, gs, 1); o = np.argsort(ds, axis=1, kind="stable")
-            gs = np.take_along_axis(gs, o, 1); ds = np.take_along_axis(ds, o, 1)
-            nxt = ds[:, -1]; gs, ds = gs[:, :-1], ds[:, :-1]
-            last = ds[:, -1]; truncated = nxt <= last + _TOL * (1 + last)
-        else:
-            o = np.argsort(D, axis=1, kind="stable"); gs = o; ds = np.take_along_axis(D, o, 1)
-            truncated = np.zeros(c, bool)
-        new = np.concatenate([np.ones((c, 1), bool), np.diff(ds, axis=1) > _TOL * (1 + ds[:, 1:])], axis=1)
-        pos = np.arange(Ksel)[None, :]
-        bstart = np.maximum.accumulate(np.where(new, pos, 0), axis=1)
-        nxt_new = np.concatenate([new[:, 1:], np.ones((c, 1), bool)], axis=1)
-        last_block = bstart == bstart[:, -1:]
-        # 1-NN: the first tie block (lowest training index; votes of all its rows)
-        first = bstart == 0
-        cut0 = truncated & last_block[:, 0]
-        nn_row[sl] = np.where(first, g["first_row"][gs], n).min(1)
-        votes[sl] = np.einsum("ck,ckj->cj", first.astype(float), g["counts"][gs])
-        for i in np.flatnonzero(cut0):                                 # first block cut: use the full row
-            d = D[i]; tie = d <= d.min() + _TOL * (1 + d.min())
-            nn_row[a + i] = g["first_row"][tie].min(); votes[a + i] = g["counts"][tie].sum(0)
-        sz = g["size"][gs].astype(float)
-        ag = (g["pred"][gs] == pred_t[sl, None]).astype(float)
-        de = np.abs(g["lp"][gs] - lp_t[sl, None, :]).sum(2)
-        cum = np.cumsum(sz, 1); CA = np.cumsum(sz * ag, 1); CD = np.cumsum(sz * de, 1)
-        rows = np.arange(c)
-        for q, k in enumerate(ks):
-            p = np.argmax(cum >= k, axis=1)
-            s = bstart[rows, p]
-            single = (s == p) & nxt_new[rows, p] & ~(truncated & last_block[rows, p])
-            prev = np.where(s > 0, s - 1, 0); has_prev = s > 0
-            bef_n = np.where(has_prev, cum[rows, prev], 0.0)
-            r = k - bef_n
-            agree[sl, q] = np.where(has_prev, CA[rows, prev], 0) + r * ag[rows, p]
-            delta[sl, q] = np.where(has_prev, CD[rows, prev], 0) + r * de[rows, p]
-            for i in np.flatnonzero(~single):
-                full = D[i]
-                agree[a + i, q], delta[a + i, q] = _exact_prefix(full, g, int(k), pred_t[a + i], lp_t[a + i])
-                n_slow += 1
-    pred_index = y_train[nn_row][tinv]
+        gs, ds, truncated = _nearest_groups(D, Ksel, G)
+        bstart, nxt_new, last_block = _tie_blocks(ds)
+        nn_row[sl], votes[sl] = _first_neighbour(D, g, gs, bstart, truncated, last_block, n)
+        agree[sl], delta[sl], slow = _prefix_metrics(D, g, gs, ks, bstart, nxt_new, last_block, truncated, pred_t[sl], lp_t[sl])
+        n_slow += slow
     v = votes[tinv]
-    known = (y_test >= 0) & (y_test < J); yk = np.where(known, y_test, 0)
-    rr = np.arange(len(y_test)); dc = dcls[tinv]
-    dplus = np.where(known, dc[rr, yk], np.inf)
-    other = dc.copy(); other[rr, yk] = np.inf
-    dminus = np.where(known, other.min(1), dc.min(1))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        margin = np.where((dplus == 0) & (dminus == 0), 0.0, (dminus - dplus) / (dminus + dplus))
-    margin[~np.isfinite(dplus) | ~np.isfinite(dminus)] = np.nan
-    return dict(pred_index=pred_index, scores_vote=v / v.sum(1, keepdims=True), margin=margin,
-                both_zero=(dplus == 0) & (dminus == 0),
+    margin, both_zero = _margins(dcls[tinv], y_test, J)
+    return dict(pred_index=y_train[nn_row][tinv], scores_vote=v / v.sum(1, keepdims=True), margin=margin,
+                both_zero=both_zero,
                 agree=(agree[tinv] / ks[None, :]).mean(0), delta=(delta[tinv] / ks[None, :]).mean(0),
                 ks=ks, n_slow=n_slow, n_groups=G)
 
-# %% ../../nbs/19_log_odds_experiments.ipynb #2c7f5d38
+# %% ../../nbs/19_log_odds_experiments.ipynb #fb946b0e
 def _read(dataset: str, reading: str = "native"):
     "(X, y) of a data set; reading='categorical' turns sickeuthyroid's 7 numeric columns into strings ('?' = missing)."
     X, y = load(dataset)
@@ -202,7 +230,7 @@ def _read(dataset: str, reading: str = "native"):
     elif reading != "native": raise ValueError(f"reading must be 'native' or 'categorical', got {reading!r}")
     return X, y
 
-
+# %% ../../nbs/19_log_odds_experiments.ipynb #fecf2225
 def fit_backend(X: pd.DataFrame, y: pd.Series, backend: str = "ours", X_test=None) -> WeightedNaiveBayes:
     "The weighted naive Bayes of a backend: ours (`WeightedNaiveBayes().fit`) or Khiops' (`run_khiops` + `from_khiops`, labels mapped back)."
     if backend == "ours": return WeightedNaiveBayes().fit(X, y)
@@ -212,7 +240,25 @@ def fit_backend(X: pd.DataFrame, y: pd.Series, backend: str = "ours", X_test=Non
         run_khiops(X, y, X_test=X.iloc[:1] if X_test is None else X_test, shapley=False, workdir=tmp)
         return WeightedNaiveBayes.from_khiops(Path(tmp) / "AnalysisResults.model.kdic", classes=np.unique(y))
 
+# %% ../../nbs/19_log_odds_experiments.ipynb #74a58d24
+def _class_indices(classes, y_train: pd.Series, y_test: pd.Series):
+    "Class indices of the training and test labels in `classes` (-1 for a test class absent from training)."
+    index = {c: i for i, c in enumerate(classes)}
+    y_tr = np.array([index[c] for c in y_train], dtype=np.int64)
+    y_te = np.array([index.get(c, -1) for c in y_test], dtype=np.int64)   # -1: a class absent from training
+    return y_tr, y_te
 
+
+def _distance_scores(r: dict, y_te: np.ndarray, J: int) -> dict:
+    "Table 2's and Table 3's numbers of one test fold for one distance, from `neighbourhood_metrics`' result `r`."
+    onehot = np.eye(J)[r["pred_index"]]
+    return dict(acc=float((r["pred_index"] == y_te).mean()), auc=macro_ovr_auc(y_te, onehot),
+                acc_vote=float((r["scores_vote"].argmax(1) == y_te).mean()), auc_vote=macro_ovr_auc(y_te, r["scores_vote"]),
+                margin=float(np.nanmean(r["margin"])),
+                margin_no_ties=float(np.nanmean(np.where(r["both_zero"], np.nan, r["margin"]))),
+                share_both_zero=float(r["both_zero"].mean()))
+
+# %% ../../nbs/19_log_odds_experiments.ipynb #6fa7f3c0
 def fold_task(dataset: str,  # a name of DATASETS
               fold: int,  # 0 .. n_splits - 1
               n_splits: int = 10,
@@ -227,37 +273,24 @@ def fold_task(dataset: str,  # a name of DATASETS
     tr, te = list(StratifiedKFold(n_splits=n_splits, shuffle=True, random_state=seed).split(X, y))[fold]
     model = fit_backend(X.iloc[tr], y.iloc[tr], backend, X.iloc[te])
     t_fit = time.perf_counter() - t0
-    cls = model.classes_
-    index = {c: i for i, c in enumerate(cls)}
-    y_tr = np.array([index[c] for c in y.iloc[tr]], dtype=np.int64)
-    y_te = np.array([index.get(c, -1) for c in y.iloc[te]], dtype=np.int64)   # -1: a class absent from training
+    J = len(model.classes_)
+    y_tr, y_te = _class_indices(model.classes_, y.iloc[tr], y.iloc[te])
     P_tr = model.part_indices(X.iloc[tr]); P_te = model.part_indices(X.iloc[te])
     lp = model.log_proba_from_parts(P_te)
-    J = len(cls)
-    rows = [dict(dataset=dataset, fold=fold, seed=seed, backend=backend, reading=reading, distance="model",
-                 acc=float((lp.argmax(1) == y_te).mean()), auc=macro_ovr_auc(y_te, np.exp(lp)),
+    key = dict(dataset=dataset, fold=fold, seed=seed, backend=backend, reading=reading)
+    rows = [dict(**key, distance="model", acc=float((lp.argmax(1) == y_te).mean()), auc=macro_ovr_auc(y_te, np.exp(lp)),
                  n_train=len(tr), n_test=len(te), n_selected=int((model.weights_ > 0).sum()))]
     diag = []
     for kind in DISTANCES:
         r = neighbourhood_metrics(model, P_tr, y_tr, P_te, y_te, kind, ks)
-        onehot = np.eye(J)[r["pred_index"]]
-        rows.append(dict(dataset=dataset, fold=fold, seed=seed, backend=backend, reading=reading, distance=kind,
-                         acc=float((r["pred_index"] == y_te).mean()), auc=macro_ovr_auc(y_te, onehot),
-                         acc_vote=float((r["scores_vote"].argmax(1) == y_te).mean()), auc_vote=macro_ovr_auc(y_te, r["scores_vote"]),
-                         margin=float(np.nanmean(r["margin"])),
-                         margin_no_ties=float(np.nanmean(np.where(r["both_zero"], np.nan, r["margin"]))),
-                         share_both_zero=float(r["both_zero"].mean()), n_train=len(tr), n_test=len(te),
+        rows.append(dict(**key, distance=kind, **_distance_scores(r, y_te, J), n_train=len(tr), n_test=len(te),
                          n_groups=r["n_groups"], n_slow=r["n_slow"]))
         diag += [dict(dataset=dataset, fold=fold, backend=backend, reading=reading, distance=kind, k=int(k),
                       loc_agree=float(a), loc_delta=float(d)) for k, a, d in zip(r["ks"], r["agree"], r["delta"])]
     rows[0]["seconds"] = time.perf_counter() - t0; rows[0]["fit_seconds"] = t_fit
     return dict(metrics=rows, diagnostics=diag)
 
-# %% ../../nbs/19_log_odds_experiments.ipynb #ff94f7e5
-NAMES = {"global": "d_global", "shap": "d_shap", "snb": "d_SNB", "model": "SNB itself"}
-VERSION = "1"  # an extra component of the cache key (the digest of the code already changes with any rule)
-
-
+# %% ../../nbs/19_log_odds_experiments.ipynb #764dab56
 def table2(folds: pd.DataFrame) -> pd.DataFrame:
     "Table 2: mean over folds of 1-NN ACC and AUC per (data set, distance), both tie rules, beside the paper's."
     f = folds[folds.distance.isin(DISTANCES)]
@@ -273,7 +306,7 @@ def table2(folds: pd.DataFrame) -> pd.DataFrame:
     means = t.groupby("distance", sort=False)[cols[2:-1]].mean().reset_index().assign(dataset="mean", n_folds=np.nan)
     return pd.concat([t, means[cols]], ignore_index=True)
 
-
+# %% ../../nbs/19_log_odds_experiments.ipynb #89be26a7
 def table3(folds: pd.DataFrame) -> pd.DataFrame:
     "Table 3: mean normalized margin per (data set, distance) beside the paper's."
     f = folds[folds.distance.isin(DISTANCES)]
@@ -286,7 +319,7 @@ def table3(folds: pd.DataFrame) -> pd.DataFrame:
                                                 "share_both_zero"]].mean().reset_index().assign(dataset="mean")
     return pd.concat([t, means[t.columns]], ignore_index=True)
 
-
+# %% ../../nbs/19_log_odds_experiments.ipynb #eb2f061f
 _SCORE_TIE = 1e-12  # two fold scores (ACC, AUC in [0, 1]) closer than this are equal: their digits below are the order of a sum (platform round-off)
 
 
@@ -309,14 +342,14 @@ def pairwise_tests(folds: pd.DataFrame, metric: str = "auc", alpha: float = 0.01
     out[f"significant_{alpha:g}"] = out.p_holm_dataset <= alpha
     return out
 
-
+# %% ../../nbs/19_log_odds_experiments.ipynb #0d74d778
 def critical_difference(t2: pd.DataFrame, metric: str = "auc", paper: bool = False):
     "Friedman + Nemenyi over the data sets of Table 2 (ours, or the paper's numbers with paper=True)."
     t = t2[t2.dataset != "mean"]
     w = t.pivot(index="dataset", columns="distance", values=f"{metric}_paper" if paper else metric)[list(DISTANCES)]
     return friedman_nemenyi(w.rename(columns=NAMES).dropna())
 
-# %% ../../nbs/19_log_odds_experiments.ipynb #91f85def
+# %% ../../nbs/19_log_odds_experiments.ipynb #96974cab
 def _figures(t2, diag, out: Path, suffix: str) -> list[Path]:
     import matplotlib.pyplot as plt
     from xai_geometry.plots import critical_difference_diagram
@@ -353,6 +386,9 @@ def _figures(t2, diag, out: Path, suffix: str) -> list[Path]:
     ax.set_title(f"LocDelta$_k$, mean over the {per_ds.dataset.nunique()} data sets")
     fig.tight_layout(); p = out / f"part_a_fig3_locdelta{suffix}.png"; fig.savefig(p, dpi=120); plt.close(fig); paths.append(p)
     return paths
+
+# %% ../../nbs/19_log_odds_experiments.ipynb #5ee92cee
+VERSION = "1"  # an extra component of the cache key (the digest of the code already changes with any rule)
 
 
 def reproduce(out_dir=None,  # where tables and figures go (default: figures/ of the checkout)
@@ -403,35 +439,6 @@ def reproduce(out_dir=None,  # where tables and figures go (default: figures/ of
 from scipy.stats import spearmanr
 
 from .claims import WORDS, Reading, Tables, claim, claims_table, judge, says, within
-
-# %% ../../nbs/19_log_odds_experiments.ipynb #ac94f183
-def _holds_both(t, read, tables: tuple) -> "Judged":
-    "`read(suffix)` as run (our MODL) and, when its tables are there, with Khiops, the library the paper names (§5.2)."
-    run = read("")
-    if all(t.has(n.replace(".csv", "_khiops.csv")) for n in tables):
-        k = read("_khiops")
-        return judge(run, paper=Reading("Khiops, the paper's library", k.holds, k.text))
-    return judge(run)
-
-
-def _a_claim(key, section, text, tables):
-    "Register a claim of part A read both ways by `_holds_both` (its tables: ours and, where present, Khiops')."
-    return lambda read: claim("a", key, section, text, tables + tuple(n.replace(".csv", "_khiops.csv") for n in tables))(
-        lambda t: _holds_both(t, lambda sfx: read(t, sfx), tables))
-
-
-def _t2(t, sfx): t2 = t.read(f"part_a_table2{sfx}.csv"); return t2[t2.dataset != "mean"]
-
-
-def _curves(t, sfx, adult: bool = False) -> pd.DataFrame:
-    "Fig. 2(a)/3: LocAgree_k and LocDelta_k, mean over the data sets of the fold means (k of Figures 2(a) and 3); adult: Fig. 2(b)."
-    d = t.read(f"part_a_exp_diagnostics{sfx}.csv"); d = d[d.reading == "native"]
-    if adult: return d[d.dataset == "adult"].groupby(["k", "distance"]).loc_agree.mean().unstack()
-    per = d[d.k.isin(K_VALUES)].groupby(["distance", "k", "dataset"])[["loc_agree", "loc_delta"]].mean()
-    return per.groupby(["k", "distance"]).mean().unstack()
-
-
-def _fall(s: pd.Series) -> float: return float(s.iloc[0] - s.iloc[-1])
 
 # %% ../../nbs/19_log_odds_experiments.ipynb #ac8d1347
 @_a_claim("a_best_average", "§5.3.1, Table 2", "across all twelve data sets, d_shap achieves the best average performance in both ACC and AUC",
@@ -525,7 +532,7 @@ def _a_margin(t, sfx):
     return Reading("", m.margin.idxmax() == "shap", "mean margin " + ", ".join(f"{NAMES[k]} {m.loc[k, 'margin']:.4f} (paper {m.loc[k, 'margin_paper']:.4f})"
                                                                              for k in DISTANCES))
 
-# %% ../../nbs/19_log_odds_experiments.ipynb #ac99b399
+# %% ../../nbs/19_log_odds_experiments.ipynb #71eb8412
 def _equivalence(dataset: str, n: int = 20) -> tuple:
     "Largest |d_shap − d_odds| over the pairs of `n` rows spread over the file, d_shap from Shapley values enumerated over the coalitions; and the largest d_odds."
     from scipy.spatial.distance import cdist
@@ -536,7 +543,7 @@ def _equivalence(dataset: str, n: int = 20) -> tuple:
     ds, do = cdist(flat(S), flat(S), "cityblock"), cdist(flat(L), flat(L), "cityblock")
     return float(np.abs(ds - do).max()), float(do.max()), len(model.classes_), X.shape[1]
 
-
+# %% ../../nbs/19_log_odds_experiments.ipynb #c1d6f97a
 _ROUND_OFF = 1e-12  # |d_shap − d_odds| of an identity computed two ways: its digits below this follow the platform (6.4e-14 here, 6.2e-14 elsewhere)
 
 

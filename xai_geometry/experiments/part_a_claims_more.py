@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from .claims import Reading, claim, judge, within
-from .part_a import DISTANCES, NAMES, PAPER_TABLE2_MEANS, _a_claim, _t2
+from .part_a_protocol import DISTANCES, NAMES, PAPER_TABLE2_MEANS, _a_claim, _t2
 
 # %% auto #0
 __all__ = ['PAPER_TABLE1']
@@ -56,7 +56,7 @@ def _a_t3_values(t, sfx):
     return Reading("", all(ok.values()), f"{sum(ok.values())} of {len(ok)} margins within the paper's four decimals or two standard errors "
                    f"over the folds (not on {', '.join(off) or 'none'})")
 
-# %% ../../nbs/19a_part_a_claims_more.ipynb #a19a0008
+# %% ../../nbs/19a_part_a_claims_more.ipynb #46068750
 def _bounds(dataset: str, n: int = 300) -> dict:
     "Δ1 of the model's posterior and of the one-vs-rest posterior σ(r_j), d_odds and d_global over the pairs of `n` rows of `dataset`."
     from scipy.spatial.distance import cdist
@@ -77,7 +77,7 @@ def _under(a, b) -> np.ndarray: return a <= b * (1 + 1e-9) + 1e-9   # a bound ch
 
 _BOUND_SETS = ("heart", "vehicle", "segmentation")
 
-
+# %% ../../nbs/19a_part_a_claims_more.ipynb #80fce9f0
 @claim("a", "a_bound_4", "§1.3, eq. (4)", "Δ1(D, D′) ≤ d_SNB(D, D′) + J |log p(D) − log p(D′)| (the bound (4), with weights)", ())
 def _a_bound4(t):
     B = {d: _bounds(d) for d in _BOUND_SETS}

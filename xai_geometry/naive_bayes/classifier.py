@@ -25,7 +25,7 @@ from ..khiops_format import STAR, read_snb_model
 # %% auto #0
 __all__ = ['log_conditional_table', 'gather_tables', 'WeightedNaiveBayes', 'random_model', 'random_parts']
 
-# %% ../../nbs/11_naive_bayes.ipynb #5bb00072
+# %% ../../nbs/11_naive_bayes.ipynb #1f6bfd49
 def log_conditional_table(counts: np.ndarray,  # (I, J) training class counts per part
                           n_total: int | None = None,  # N (default: counts.sum())
                          ) -> np.ndarray:  # (I, J) log p(D_m = i | C_j)
@@ -39,7 +39,7 @@ def log_conditional_table(counts: np.ndarray,  # (I, J) training class counts pe
 # Rissanen's universal code length of an integer n >= 1, in nats: one home, the MODL criteria
 from .modl.criteria import universal_code_length as natural_code_length
 
-
+# %% ../../nbs/11_naive_bayes.ipynb #20eb4544
 def gather_tables(tables: list[np.ndarray],  # M tables (I_m, J)
                   P: np.ndarray,  # (n, M) part indices
                   n_classes: int,
@@ -50,7 +50,7 @@ def gather_tables(tables: list[np.ndarray],  # M tables (I_m, J)
     offsets = np.cumsum([0] + [len(t) for t in tables[:-1]])
     return np.take(flat, (P + offsets).ravel(), axis=0).reshape(len(P), len(tables), flat.shape[1])
 
-
+# %% ../../nbs/11_naive_bayes.ipynb #0b92548a
 class _PartIndexEncoder:
     "Identity recoder for models built from count tables: input columns are part indices."
     def __init__(self, n_parts, feature_names):
@@ -109,7 +109,7 @@ class _KhiopsRecoder:
 from numbers import Integral, Real
 
 from ..base import JointLogLikelihoodClassifier
-from ..validation import check_features, check_target, HasMethods, Interval, StrOptions, validate_params
+from ..validation import check_features, check_target, column_names, HasMethods, Interval, StrOptions, validate_params
 
 
 # %% ../../nbs/11_naive_bayes.ipynb #cfcae9c1
@@ -123,7 +123,7 @@ def _as_frame(est, X, *, reset: bool) -> pd.DataFrame:
         X = pd.DataFrame(A, columns=list(names) if names is not None else range(A.shape[1])).infer_objects()
     X = check_features(est, X, reset=reset, numeric=False, allow_nan=True)   # warns for names given to an array-fitted model
     if getattr(est, "feature_names_in_", None) is None:
-        X = X.set_axis([f"x{i}" for i in range(X.shape[1])], axis=1)
+        X = X.set_axis(column_names(X.shape[1]), axis=1)
     return X
 
 
@@ -313,9 +313,27 @@ class _WeightLearning:
             if best is None or full < best[0]: best = (full, w); self.n_iter_ = int(r.nit)
         return best[1]
 
-# %% ../../nbs/11_naive_bayes.ipynb #8c2834cf
-class _Constructors:
-    "Fitted models without `fit`: from count tables alone (`from_counts`), or from a dictionary Khiops wrote (`from_khiops`)."
+# %% ../../nbs/11_naive_bayes.ipynb #56a74d4b
+def _checked_counts(counts, weights, feature_names):
+    "`from_counts`' arguments checked: the (I_m, J) int64 tables, their class totals, the (M,) weights and the M names."
+    counts = [np.asarray(c, dtype=np.int64) for c in counts]
+    if not counts: raise ValueError("counts must hold at least one table")
+    J = counts[0].shape[1]; class_count = counts[0].sum(axis=0)
+    for m, c in enumerate(counts):
+        if c.ndim != 2 or c.shape[1] != J or (c < 0).any() or not np.array_equal(c.sum(axis=0), class_count):
+            raise ValueError(f"counts[{m}] must be a non-negative (I, {J}) table with the class totals of counts[0]")
+    if (class_count == 0).any(): raise ValueError("every class needs at least one row")
+    M = len(counts)
+    w = np.ones(M) if weights is None else np.asarray(weights, dtype=float)
+    if w.shape != (M,) or not np.isfinite(w).all() or (w < 0).any() or (w > 1).any():
+        raise ValueError(f"weights must be {M} finite values in [0, 1], got {np.asarray(weights)!r}")
+    names = column_names(M) if feature_names is None else list(feature_names)
+    if len(names) != M: raise ValueError(f"feature_names has {len(names)} names for {M} count tables")
+    return counts, class_count, w, names
+
+# %% ../../nbs/11_naive_bayes.ipynb #41e85c13
+class _FromCounts:
+    "A fitted model from count tables alone (`from_counts`)."
     @classmethod
     def from_counts(cls,
                     counts: list,  # M tables (I_m, J) of training class counts per part (each sums to N)
@@ -324,19 +342,8 @@ class _Constructors:
                     feature_names=None,  # M names (default x0..)
                     **params) -> "WeightedNaiveBayes":
         "A fitted model from count tables alone; it takes (n, M) part-index matrices as input."
-        counts = [np.asarray(c, dtype=np.int64) for c in counts]
-        if not counts: raise ValueError("counts must hold at least one table")
-        J = counts[0].shape[1]; class_count = counts[0].sum(axis=0)
-        for m, c in enumerate(counts):
-            if c.ndim != 2 or c.shape[1] != J or (c < 0).any() or not np.array_equal(c.sum(axis=0), class_count):
-                raise ValueError(f"counts[{m}] must be a non-negative (I, {J}) table with the class totals of counts[0]")
-        if (class_count == 0).any(): raise ValueError("every class needs at least one row")
-        M = len(counts)
-        w = np.ones(M) if weights is None else np.asarray(weights, dtype=float)
-        if w.shape != (M,) or not np.isfinite(w).all() or (w < 0).any() or (w > 1).any():
-            raise ValueError(f"weights must be {M} finite values in [0, 1], got {np.asarray(weights)!r}")
-        names = [f"x{m}" for m in range(M)] if feature_names is None else list(feature_names)
-        if len(names) != M: raise ValueError(f"feature_names has {len(names)} names for {M} count tables")
+        counts, class_count, w, names = _checked_counts(counts, weights, feature_names)
+        J, M = len(class_count), len(counts)
         self = cls(weights=w, **params)
         validate_params(self)
         self.classes_ = np.arange(J) if classes is None else np.asarray(classes)
@@ -347,6 +354,9 @@ class _Constructors:
         self.criterion_ = self.khiops_criterion(self.weights_)
         return self
 
+# %% ../../nbs/11_naive_bayes.ipynb #0dbe9713
+class _FromKhiops:
+    "A fitted model from a dictionary Khiops wrote (`from_khiops`)."
     @classmethod
     def from_khiops(cls, path,
                     classes=None,  # the training labels' classes (e.g. `np.unique(y)`): Khiops' text labels mapped back
@@ -379,6 +389,10 @@ class _Constructors:
         self._set_tables(counts, class_count, [by_native.get(n, (0.0, None))[0] for n in native])
         self.criterion_ = np.nan  # Khiops' preparation costs are not in the dictionary
         return self
+
+# %% ../../nbs/11_naive_bayes.ipynb #d12bdf71
+class _Constructors(_FromCounts, _FromKhiops):
+    "Fitted models without `fit`: from count tables alone (`from_counts`), or from a dictionary Khiops wrote (`from_khiops`)."
 
 # %% ../../nbs/11_naive_bayes.ipynb #a8c56caf
 class WeightedNaiveBayes(_Constructors, _WeightLearning, _Criterion, _Tables, _Params):

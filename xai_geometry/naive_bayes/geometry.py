@@ -51,49 +51,93 @@ def embedding_from_parts(model: WeightedNaiveBayes, P: np.ndarray, kind: str = "
     if kind == "global": E = np.hstack([E, len(model.classes_) * _log_evidence(model, P)[:, None]])
     return E
 
-# %% ../../nbs/13_geometry.ipynb #bc9010de
+# %% ../../nbs/13_geometry.ipynb #c4a6f00f
+class _PartsGeometry:
+    "A weighted naive Bayes as the geometry reads it: rows coded by their part indices, every quantity a table look-up."
+    def __init__(self, model: WeightedNaiveBayes): self.model = model
+    def encode(self, X) -> np.ndarray: return self.model.part_indices(X)
+    def log_proba(self, Z) -> np.ndarray: return self.model.log_proba_from_parts(Z)
+    def embedding(self, Z, kind, complement, background) -> np.ndarray:
+        return embedding_from_parts(self.model, Z, kind, complement, background=background)
+
+    def constant(self, kind, complement) -> np.ndarray:
+        tabs = block_tables(self.model, kind, complement)
+        const = np.concatenate([np.ptp(t, axis=0) == 0 for t in tabs] + ([np.zeros(1, bool)] if kind == "global" else []))
+        return const if const.size else np.zeros(0, bool)
+
+    def distances(self, X, Y, kind, complement, background) -> np.ndarray:
+        "One gather of each per-variable table of distances (`distance_tables`), plus the global term of (26)."
+        model = self.model
+        PX = model.part_indices(X); PY = PX if Y is None else model.part_indices(Y)
+        D = np.zeros((len(PX), len(PY)))
+        for m, T in enumerate(distance_tables(model, kind, complement)):
+            D += T[PX[:, m][:, None], PY[:, m][None, :]]
+        if kind == "global":
+            J = len(model.classes_)
+            a = _log_evidence(model, PX); b = a if Y is None else _log_evidence(model, PY)
+            D += J * np.abs(a[:, None] - b[None, :])
+        return D
+
+# %% ../../nbs/13_geometry.ipynb #b96b2c4b
+class _TermsGeometry:
+    "A scikit-learn naive Bayes as the geometry reads it: rows coded as its checked features, every quantity from its terms."
+    def __init__(self, view): self.view = view
+    def encode(self, X) -> np.ndarray: return self.view.check(X)
+    def log_proba(self, Z) -> np.ndarray:
+        s = self.view.joint_log_proba(Z)
+        return s - logsumexp(s, axis=1, keepdims=True)
+
+    def embedding(self, Z, kind, complement, background) -> np.ndarray:
+        view = self.view
+        if kind in ("nb", "snb", "global"):
+            terms, const = view.terms("joint_log_likelihood")
+            T = view.evaluate(terms, Z)
+            E = T.reshape(len(Z), -1)
+            if kind == "global":
+                E = np.hstack([E, view.n_classes * logsumexp(const + T.sum(axis=1), axis=1)[:, None]])
+            return E
+        terms, _ = view.terms("log_odds", complement)
+        T = view.evaluate(terms, Z)
+        if kind == "shap": T = T - view.expected(terms, background)
+        return T.reshape(len(Z), -1)
+
+    def constant(self, kind, complement) -> np.ndarray:
+        return np.zeros(self.view.n_features * self.view.n_classes + (kind == "global"), bool)
+
+    def distances(self, X, Y, kind, complement, background) -> np.ndarray:
+        EX = self.embedding(self.encode(X), kind, complement, background)
+        return cdist(EX, EX if Y is None else self.embedding(self.encode(Y), kind, complement, background), "cityblock")
+
+# %% ../../nbs/13_geometry.ipynb #99c3c756
+def _family(model):
+    "`_PartsGeometry` for a fitted `WeightedNaiveBayes`, `_TermsGeometry` for a fitted scikit-learn naive Bayes."
+    view = check_naive_bayes(model)
+    return _PartsGeometry(model) if view is None else _TermsGeometry(view)
+
+
 def encode(model, X) -> np.ndarray:
     """(n, M) what the model's per-feature terms read: part indices (int64) for a `WeightedNaiveBayes`, the
     checked float matrix for a scikit-learn naive Bayes. Equal codes give equal embeddings."""
-    view = check_naive_bayes(model)
-    return model.part_indices(X) if view is None else view.check(X)
+    return _family(model).encode(X)
 
-# %% ../../nbs/13_geometry.ipynb #94c902d9
+# %% ../../nbs/13_geometry.ipynb #7d70df78
 def embedding_from_codes(model, Z: np.ndarray, kind: str = "shap", complement: str = "pooled", *,
                          background=None) -> np.ndarray:
     "`embedding` of rows already encoded (`encode`)."
-    view = check_naive_bayes(model); _check_kind(kind, complement)
-    if view is None: return embedding_from_parts(model, Z, kind, complement, background=background)
-    if kind in ("nb", "snb", "global"):
-        terms, const = view.terms("joint_log_likelihood")
-        T = view.evaluate(terms, Z)
-        E = T.reshape(len(Z), -1)
-        if kind == "global":
-            E = np.hstack([E, view.n_classes * logsumexp(const + T.sum(axis=1), axis=1)[:, None]])
-        return E
-    terms, _ = view.terms("log_odds", complement)
-    T = view.evaluate(terms, Z)
-    if kind == "shap": T = T - view.expected(terms, background)
-    return T.reshape(len(Z), -1)
+    family = _family(model); _check_kind(kind, complement)
+    return family.embedding(Z, kind, complement, background)
 
-# %% ../../nbs/13_geometry.ipynb #bb712d51
+# %% ../../nbs/13_geometry.ipynb #cdfafc6e
 def log_proba_from_codes(model, Z: np.ndarray) -> np.ndarray:
     "(n, J) the model's log posterior of rows already encoded (`encode`)."
-    view = check_naive_bayes(model)
-    if view is None: return model.log_proba_from_parts(Z)
-    s = view.joint_log_proba(Z)
-    return s - logsumexp(s, axis=1, keepdims=True)
+    return _family(model).log_proba(Z)
 
-# %% ../../nbs/13_geometry.ipynb #91c1b465
+# %% ../../nbs/13_geometry.ipynb #e4f0e7e7
 def constant_coordinates(model, kind: str = "shap", complement: str = "pooled") -> np.ndarray:
     """(D,) True for the embedding coordinates that take the same value on every possible input (e.g. the
     blocks of variables of weight 0 of a weighted naive Bayes): they add nothing to any distance."""
-    view = check_naive_bayes(model); _check_kind(kind, complement)
-    if view is None:
-        tabs = block_tables(model, kind, complement)
-        const = np.concatenate([np.ptp(t, axis=0) == 0 for t in tabs] + ([np.zeros(1, bool)] if kind == "global" else []))
-        return const if const.size else np.zeros(0, bool)
-    return np.zeros(view.n_features * view.n_classes + (kind == "global"), bool)
+    family = _family(model); _check_kind(kind, complement)
+    return family.constant(kind, complement)
 
 # %% ../../nbs/13_geometry.ipynb #e0505d26
 @keyword_only
@@ -111,23 +155,12 @@ def distance_tables(model: WeightedNaiveBayes, kind: str = "shap", complement: s
     "M tables (I_m, I_m): T_m[a, b] = ℓ1 distance between the blocks of parts a and b of variable m."
     return [cdist(t, t, "cityblock") for t in block_tables(model, kind, complement)]
 
-# %% ../../nbs/13_geometry.ipynb #686c3aa9
+# %% ../../nbs/13_geometry.ipynb #ef9d9f3b
 @keyword_only
 def pairwise_distances(model, X, Y=None,
                        *, kind: str = "shap", complement: str = "pooled", background=None,
                       ) -> np.ndarray:  # (n_X, n_Y)
     """d_kind between every row of X and every row of Y (default X): per-variable table look-ups for a
     weighted naive Bayes, scipy's `cdist(..., "cityblock")` on the embeddings for a scikit-learn model."""
-    view = check_naive_bayes(model); _check_kind(kind, complement, "pairwise_distances")
-    if view is not None:
-        EX = embedding(model, X, kind=kind, complement=complement, background=background)
-        return cdist(EX, EX if Y is None else embedding(model, Y, kind=kind, complement=complement, background=background), "cityblock")
-    PX = model.part_indices(X); PY = PX if Y is None else model.part_indices(Y)
-    D = np.zeros((len(PX), len(PY)))
-    for m, T in enumerate(distance_tables(model, kind, complement)):
-        D += T[PX[:, m][:, None], PY[:, m][None, :]]
-    if kind == "global":
-        J = len(model.classes_)
-        a = _log_evidence(model, PX); b = a if Y is None else _log_evidence(model, PY)
-        D += J * np.abs(a[:, None] - b[None, :])
-    return D
+    family = _family(model); _check_kind(kind, complement, "pairwise_distances")
+    return family.distances(X, Y, kind, complement, background)

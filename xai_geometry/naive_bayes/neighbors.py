@@ -27,8 +27,9 @@ from ..validation import check_features, check_target, HasMethods, Interval, Str
 # %% auto #0
 __all__ = ['SupervisedKNeighborsClassifier', 'local_agreement', 'local_delta', 'local_margin', 'tie_summary']
 
-# %% ../../nbs/14_neighbors.ipynb #79cc34fa
+# %% ../../nbs/14_neighbors.ipynb #515267ad
 _TOL = 1e-9
+
 
 def _unique_rows(P: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """`np.unique(P, axis=0, return_inverse=True, return_counts=True)`; for (n, M) non-negative integer part
@@ -44,12 +45,14 @@ def _unique_rows(P: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     uniq, inv, cnt = np.unique(P, axis=0, return_inverse=True, return_counts=True)
     return uniq, inv.ravel(), cnt
 
+# %% ../../nbs/14_neighbors.ipynb #07933e45
 def _tie_groups(d: np.ndarray) -> np.ndarray:
     "Tie groups of distances sorted along axis 1: a new group starts where a distance exceeds the previous by more than _TOL·(1 + d)."
     fin = np.where(np.isfinite(d), d, np.finfo(float).max)          # padded slots form the last group
     step = np.diff(fin, axis=1) > _TOL * (1 + fin[:, 1:])
     return np.cumsum(np.concatenate([np.zeros((len(d), 1), bool), step], axis=1), axis=1)
 
+# %% ../../nbs/14_neighbors.ipynb #4edd4ed2
 def _search(nn: NearestNeighbors, E: np.ndarray, k: int, n_jobs: int | None):
     """`nn.kneighbors(E, k)` with its OpenMP threads bounded: `n_jobs` threads if given (-1: all),
     else one thread for small searches (< 4e6 distance terms), where thread start-up dominates."""
@@ -250,7 +253,7 @@ class SupervisedKNeighborsClassifier(_KNNVotes):
         return {"tied": float((n_rows > self.n_neighbors).mean()), "conflicting": float((labels > 1).mean()),
                 "exact_duplicate": float((d[:, 0] == 0).mean())}
 
-# %% ../../nbs/14_neighbors.ipynb #8250dbca
+# %% ../../nbs/14_neighbors.ipynb #100b0417
 def _fitted_knn(knn):
     if not isinstance(knn, SupervisedKNeighborsClassifier):
         raise TypeError(f"knn must be a SupervisedKNeighborsClassifier, got {type(knn).__name__}")
@@ -272,7 +275,7 @@ def local_delta(knn: SupervisedKNeighborsClassifier, X) -> float:
     lp = log_proba_from_codes(knn.model_, encode(knn.model_, X))
     return float(np.abs(knn.train_log_proba_[ind] - lp[:, None, :]).sum(axis=2).mean())
 
-
+# %% ../../nbs/14_neighbors.ipynb #51aa5da1
 def local_margin(knn: SupervisedKNeighborsClassifier, X, y,
                  per_row: bool = False,  # return the (n,) margins instead of their mean
                 ):
@@ -291,7 +294,6 @@ def local_margin(knn: SupervisedKNeighborsClassifier, X, y,
         marg = np.where((dplus == 0) & (dminus == 0), 0.0, (dminus - dplus) / (dminus + dplus))
     marg[~np.isfinite(dplus) | ~np.isfinite(dminus)] = np.nan
     return marg if per_row else float(np.nanmean(marg))
-
 
 # %% ../../nbs/14_neighbors.ipynb #5b3d88d3
 def tie_summary(knn: SupervisedKNeighborsClassifier, X) -> dict:

@@ -17,7 +17,7 @@ from ..explanation import Explanation, _label, check_output, class_explanation, 
 from ..explainers.pipelines import RawColumns
 from .classifier import WeightedNaiveBayes, gather_tables
 from .sklearn_models import COMPLEMENTS, OUTPUTS, _AdditiveView, check_naive_bayes
-from ..validation import PER_FEATURE_STEPS, StrOptions, check_features, check_params, pipeline_parts
+from ..validation import PER_FEATURE_STEPS, StrOptions, check_features, check_params, column_names, pipeline_parts
 
 # %% auto #0
 __all__ = ['explain', 'complement_log_tables', 'log_odds_tables', 'term_tables', 'part_frequencies', 'shapley_tables',
@@ -29,14 +29,14 @@ __all__ = ['explain', 'complement_log_tables', 'log_odds_tables', 'term_tables',
 from ..explainers.coalitions import coalition_shapley   # the reference: enumeration of the 2^M coalitions
 
 
-# %% ../../nbs/12_shapley.ipynb #faf85712
+# %% ../../nbs/12_shapley.ipynb #d4ba0e91
 def _check_options(output: str = "log_odds", complement: str = "pooled", caller: str = "shapley_values") -> str:
     "The output's name (a former one mapped, with a FutureWarning) and the complement, checked; returns the output."
     output = check_output(output, OUTPUTS, caller)
     check_params(caller, {"complement": [StrOptions(set(COMPLEMENTS))]}, {"complement": complement})
     return output
 
-
+# %% ../../nbs/12_shapley.ipynb #8b01ccf3
 def _parts(model, R, name: str = "X"):
     "Part indices of the rows R of a WeightedNaiveBayes (errors name the argument: `X` or `background`)."
     with warnings.catch_warnings():
@@ -52,7 +52,7 @@ def _background_parts(model, background):
     "Part indices of the background rows (errors name `background`)."
     return _parts(model, background, "background")
 
-
+# %% ../../nbs/12_shapley.ipynb #8a6273b5
 def complement_log_tables(model: WeightedNaiveBayes,
                           complement: str = "pooled",  # "pooled" (Khiops 11) or "mixture" (eq. (7))
                          ) -> list[np.ndarray]:  # M tables (I_m, J): log p(D_m = i | not C_j)
@@ -73,7 +73,7 @@ def complement_log_tables(model: WeightedNaiveBayes,
             out.append(np.log(mix / (N - Nj)))
     return out
 
-# %% ../../nbs/12_shapley.ipynb #d47724dd
+# %% ../../nbs/12_shapley.ipynb #6980d4aa
 def log_odds_tables(model: WeightedNaiveBayes, complement: str = "pooled") -> list[np.ndarray]:
     "M tables (I_m, J) of l_m^(j) = w_m log p(i | C_j) / p(i | C̄_j) (eq. (6))."
     return [w * (logp - logc) for w, logp, logc in
@@ -89,7 +89,7 @@ def term_tables(model: WeightedNaiveBayes, output: str = "log_odds", complement:
     joint = [w * t for w, t in zip(model.weights_, model.log_conditional_tables_)]
     return joint if output == "joint_log_likelihood" else [t - t.mean(axis=1, keepdims=True) for t in joint]
 
-
+# %% ../../nbs/12_shapley.ipynb #f3848964
 def part_frequencies(model: WeightedNaiveBayes, background=None) -> list[np.ndarray]:
     "M vectors (I_m,): the training marginals P(D_m = i) = N_i / N, or the part frequencies of the `background` rows."
     check_naive_bayes(model)
@@ -97,7 +97,7 @@ def part_frequencies(model: WeightedNaiveBayes, background=None) -> list[np.ndar
     B = _background_parts(model, background)
     return [np.bincount(B[:, m], minlength=len(c)) / len(B) for m, c in enumerate(model.counts_)]
 
-
+# %% ../../nbs/12_shapley.ipynb #e75a7b07
 def shapley_tables(model: WeightedNaiveBayes, complement: str = "pooled", *,
                    output: str = "log_odds",  # "log_odds", "joint_log_likelihood" or "centred_log_likelihood"
                    background=None,  # None: the training marginals; or rows whose part frequencies replace them
@@ -111,7 +111,7 @@ def prior_log_odds(model: WeightedNaiveBayes) -> np.ndarray:
     Nj = model.class_count_.astype(float); N = Nj.sum()
     return np.zeros(1) if len(Nj) == 1 else np.log(Nj / (N - Nj))
 
-# %% ../../nbs/12_shapley.ipynb #fb969e90
+# %% ../../nbs/12_shapley.ipynb #2680a766
 class _PartTables:
     "t[m, k](x) = T_m[x_m, k] for part indices x: a weighted naive Bayes's per-variable tables, one gather for a batch."
     def __init__(self, tables, n_classes: int): self.tables, self.n_classes = tables, n_classes
@@ -122,7 +122,7 @@ class _PartTables:
         if not self.tables: return np.zeros((0, self.n_classes))
         return np.stack([f @ t for f, t in zip(frequencies, self.tables)])
 
-
+# %% ../../nbs/12_shapley.ipynb #94347278
 class WeightedNaiveBayesView(_AdditiveView):
     """The terms adapter of a fitted `WeightedNaiveBayes`: the interface of scikit-learn's `NaiveBayesView`
     (`check`, `terms`, `evaluate`, `expected`, `explained`, `joint_log_proba`) on the model's part indices, its
@@ -135,8 +135,7 @@ class WeightedNaiveBayesView(_AdditiveView):
         check_naive_bayes(model)                                   # fitted, or an error naming `model`
         self.model, self.classes_ = model, model.classes_
         self.n_classes, self.n_features = len(model.classes_), len(model.weights_)
-        names = getattr(model, "feature_names_in_", None)
-        self.feature_names = [str(c) for c in names] if names is not None else [f"x{i}" for i in range(self.n_features)]
+        self.feature_names = column_names(self.n_features, model=model)
         self.frequencies = part_frequencies(model)                 # the training marginals P(D_m = i) = N_i / N
 
     def check(self, X, name: str = "X") -> np.ndarray:
@@ -164,9 +163,10 @@ def naive_bayes_view(model):
     or a scikit-learn model's `NaiveBayesView`; a `TypeError` or `NotFittedError` naming `model` for anything else."""
     return WeightedNaiveBayesView(model) if isinstance(model, WeightedNaiveBayes) else check_naive_bayes(model)
 
-# %% ../../nbs/12_shapley.ipynb #bd14af17
+# %% ../../nbs/12_shapley.ipynb #8408714c
 _WHY = ("a naive Bayes is a sum of per-feature terms, and stays one through steps that transform each feature "
         "alone, so its Shapley values belong to the raw features")
+
 
 def _is_pipeline(model) -> bool:
     from sklearn.pipeline import Pipeline
@@ -180,7 +180,7 @@ def _dense(model, R):
     final = model.steps[-1][1] if _is_pipeline(model) and model.steps else model
     return R if isinstance(final, WeightedNaiveBayes) else R.toarray()
 
-
+# %% ../../nbs/12_shapley.ipynb #7f00781d
 def _pipeline_steps(model):
     """The pipeline's raw columns (the package's one pipeline adapter, `explainers.pipelines.RawColumns`), its final
     naive Bayes and the view of it; each step checked once to be per-feature (`pipeline_parts`), errors naming it."""
@@ -199,7 +199,7 @@ def _resolve(model, X, background):
     columns, final, view = _pipeline_steps(model)
     return view, _through(model, columns, X, "X"), _through(model, columns, background, "background")
 
-# %% ../../nbs/12_shapley.ipynb #14809d73
+# %% ../../nbs/12_shapley.ipynb #40db90bc
 def log_odds_contributions(model, X, *, complement: str = "pooled") -> np.ndarray:
     "(n, M, J) one-vs-rest log-odds contributions l_m^(j)(x) (eq. (6)) of a weighted or scikit-learn naive Bayes."
     view = naive_bayes_view(model); _check_options(complement=complement)
@@ -213,7 +213,7 @@ def one_vs_rest_log_odds(model, X, *, complement: str = "pooled") -> np.ndarray:
     terms, const = view.terms("log_odds", complement)
     return const + view.evaluate(terms, view.check(X)).sum(axis=1)
 
-
+# %% ../../nbs/12_shapley.ipynb #aa8f67e9
 def base_values(model,  # a fitted naive Bayes (see `explain`), or a Pipeline of per-feature steps ending in one
                 X=None,  # rows: the base is the same for every row; given, it is repeated (n, J)
                 *, output: str = "log_odds",  # a name of OUTPUTS: "log_odds", "joint_log_likelihood", "centred_log_likelihood"
@@ -242,7 +242,7 @@ def explained_output(model, X, *, output: str = "log_odds", complement: str = "p
     view, Xt, _ = _resolve(model, X, None)
     return view.explained(view.check(Xt), output, complement)
 
-# %% ../../nbs/12_shapley.ipynb #bb326f2c
+# %% ../../nbs/12_shapley.ipynb #a9d1231f
 def shapley_values(model,  # a fitted WeightedNaiveBayes (or from_counts / from_khiops), or a fitted scikit-learn naive Bayes
                    X,  # rows to explain (DataFrame or array; part indices for a count-table model)
                    *, output: str = "log_odds",  # "log_odds" (one-vs-rest), "joint_log_likelihood" or "centred_log_likelihood"
@@ -258,7 +258,7 @@ def shapley_values(model,  # a fitted WeightedNaiveBayes (or from_counts / from_
     terms, _ = view.terms(output, complement)
     return view.evaluate(terms, view.check(Xt)) - view.expected(terms, Bt)
 
-
+# %% ../../nbs/12_shapley.ipynb #7bb283a1
 def exact_shapley_values(model, X, *,
                          output: str = "log_odds", complement: str = "pooled",
                          background=None,  # None: product of training marginals (WeightedNaiveBayes only); or (B, M) rows
@@ -376,8 +376,7 @@ class Prepared(_GaussianServing):
         self.terms, const = view.terms(self.output, complement)
         self.expected = view.expected(self.terms, Bt)                                              # (M, J)
         self.base = const + self.expected.sum(axis=0)                                              # (J,)
-        names = getattr(model, "feature_names_in_", getattr(final, "feature_names_in_", None))
-        self.names = [str(c) for c in names] if names is not None else [f"x{i}" for i in range(view.n_features)]
+        self.names = column_names(view.n_features, getattr(model, "feature_names_in_", getattr(final, "feature_names_in_", None)))
         bg = view.marginals if B is None else f"{len(B)} background rows (their marginals)"
         self.info = {"model": type(final).__name__, "output": self.output, "background": bg, "base_kind": "expectation"}
         if self.output == "log_odds" and len(final.classes_) > 2: self.info["complement"] = complement

@@ -14,19 +14,25 @@ from sklearn.naive_bayes import BernoulliNB, CategoricalNB, ComplementNB, Gaussi
 from sklearn.utils.validation import check_is_fitted
 
 from .classifier import WeightedNaiveBayes
-from ..validation import check_features
+from ..validation import check_features, column_names
 
 
 # %% auto #0
 __all__ = ['SKLEARN_NAIVE_BAYES', 'OUTPUTS', 'COMPLEMENTS', 'NaiveBayesView', 'check_naive_bayes']
 
-# %% ../../nbs/15_sklearn_naive_bayes.ipynb #4be5dd6a
+# %% ../../nbs/15_sklearn_naive_bayes.ipynb #24c2b25d
 SKLEARN_NAIVE_BAYES = (GaussianNB, CategoricalNB, BernoulliNB, MultinomialNB, ComplementNB)
+
+
 OUTPUTS = ("log_odds", "joint_log_likelihood", "centred_log_likelihood")   # the names of xai_geometry.explanation.OUTPUTS a naive Bayes offers
+
+
 COMPLEMENTS = ("pooled", "mixture")
+
+
 _CHUNK = 2_000_000  # terms evaluated per block of rows (n_rows * M * K * mixture components)
 
-
+# %% ../../nbs/15_sklearn_naive_bayes.ipynb #cba67c60
 class _Quadratic:
     "t[m, k](x) = -log(2 pi v)/2 - (x - mu)^2 / (2 v): a Gaussian log-density per feature and class."
     def __init__(self, mu, var): self.mu, self.var = mu, var                       # (M, K) each
@@ -39,7 +45,7 @@ class _Quadratic:
         sq = (w @ s2)[:, None] + np.einsum("r,rmk->mk", w, (theta[:, :, None] - self.mu) ** 2)
         return -0.5 * np.log(2 * np.pi * self.var) - sq / (2 * self.var)
 
-
+# %% ../../nbs/15_sklearn_naive_bayes.ipynb #00d50ab2
 class _Affine:
     "t[m, k](x) = a x + b (Bernoulli, multinomial and complement naive Bayes)."
     def __init__(self, a, b): self.a, self.b = a, b                               # (M, K) each
@@ -49,7 +55,7 @@ class _Affine:
     def expect(self, view):
         return None if view.mean is None else view.mean[:, None] * self.a + self.b
 
-
+# %% ../../nbs/15_sklearn_naive_bayes.ipynb #7b4e916a
 class _Table:
     "t[m, k](x) = T_m[x, k] (categorical naive Bayes; x a category code)."
     def __init__(self, tables): self.tables = tables                              # M tables (C_m, K)
@@ -59,7 +65,7 @@ class _Table:
     def expect(self, view):
         return None if view.frequencies is None else np.stack([f @ t for f, t in zip(view.frequencies, self.tables)])
 
-
+# %% ../../nbs/15_sklearn_naive_bayes.ipynb #b0502a56
 class _GaussianMixture:
     "t[m, k](x) = log sum_r W[k, r] N(x; theta[r, m], var[r, m]): the complement of eq. (7) for Gaussians."
     def __init__(self, W, theta, var): self.W, self.theta, self.var = W, theta, var   # (K, R), (R, M), (R, M)
@@ -70,7 +76,7 @@ class _GaussianMixture:
         return logsumexp(comp[:, None, :, :] + logW[None, :, :, None], axis=2).transpose(0, 2, 1)
     def expect(self, view): return None                                           # no closed form
 
-# %% ../../nbs/15_sklearn_naive_bayes.ipynb #54a2e939
+# %% ../../nbs/15_sklearn_naive_bayes.ipynb #c47e6122
 class _Difference:
     "p - q (a log-odds term: class minus complement)."
     def __init__(self, p, q): self.p, self.q = p, q
@@ -78,16 +84,6 @@ class _Difference:
     def expect(self, view):
         a, b = self.p.expect(view), self.q.expect(view)
         return None if a is None or b is None else a - b
-
-
-class _Centred:
-    "t minus its mean over the classes (the terms of the centred log-likelihood L_k − mean_l L_l)."
-    def __init__(self, p): self.p = p
-    def __call__(self, A):
-        t = self.p(A); return t - t.mean(axis=2, keepdims=True)
-    def expect(self, view):
-        e = self.p.expect(view)
-        return None if e is None else e - e.mean(axis=1, keepdims=True)
 
 
 class _Swap:
@@ -98,6 +94,16 @@ class _Swap:
         e = self.p.expect(view)
         return None if e is None else e[:, ::-1]
 
+# %% ../../nbs/15_sklearn_naive_bayes.ipynb #6d624b01
+class _Centred:
+    "t minus its mean over the classes (the terms of the centred log-likelihood L_k − mean_l L_l)."
+    def __init__(self, p): self.p = p
+    def __call__(self, A):
+        t = self.p(A); return t - t.mean(axis=2, keepdims=True)
+    def expect(self, view):
+        e = self.p.expect(view)
+        return None if e is None else e - e.mean(axis=1, keepdims=True)
+
 
 class _Zero:
     "No term (a single class: no complement, contributions 0)."
@@ -105,17 +111,9 @@ class _Zero:
     def __call__(self, A): return np.zeros((len(A), self.M, 1))
     def expect(self, view): return np.zeros((self.M, 1))
 
-# %% ../../nbs/15_sklearn_naive_bayes.ipynb #39d9abf7
-class _AdditiveView:
-    """What every view of a naive Bayes computes from its per-feature terms, whatever the model: a subclass gives
-    `check(X, name)` (the checked rows the terms read), `terms(output, complement)` (the terms, a callable
-    A -> (n, M, K) with `.expect(view)`, and the constant (K,)), `joint_log_proba(A)` (the model's own), and the
-    attributes `model`, `classes_`, `n_classes`, `n_features`, `feature_names`, `marginals` (the training
-    marginals in words), `tabulated` (whether they are count tables, so that the enumeration of coalitions can
-    take them for background) and `logit_from_model` (whether a binary log-odds is read from the model's own
-    joint log-likelihood rather than from the terms)."""
-    tabulated, logit_from_model = False, True
-
+# %% ../../nbs/15_sklearn_naive_bayes.ipynb #feadc39d
+class _TermEvaluation:
+    "The terms of a batch of checked rows, by blocks of rows; a non-finite term is an error naming its column."
     def _model_input(self, A: np.ndarray) -> np.ndarray:
         "What the terms read from the checked rows (the rows themselves, unless a subclass says otherwise)."
         return A
@@ -134,6 +132,17 @@ class _AdditiveView:
                              f"{int(bad[:, m].any(axis=1).sum())} row(s) (a value too large for its arithmetic, or "
                              "a probability of 0 under alpha=0)")
         return out
+
+# %% ../../nbs/15_sklearn_naive_bayes.ipynb #4cd3ad0f
+class _AdditiveView(_TermEvaluation):
+    """What every view of a naive Bayes computes from its per-feature terms, whatever the model: a subclass gives
+    `check(X, name)` (the checked rows the terms read), `terms(output, complement)` (the terms, a callable
+    A -> (n, M, K) with `.expect(view)`, and the constant (K,)), `joint_log_proba(A)` (the model's own), and the
+    attributes `model`, `classes_`, `n_classes`, `n_features`, `feature_names`, `marginals` (the training
+    marginals in words), `tabulated` (whether they are count tables, so that the enumeration of coalitions can
+    take them for background) and `logit_from_model` (whether a binary log-odds is read from the model's own
+    joint log-likelihood rather than from the terms)."""
+    tabulated, logit_from_model = False, True
 
     def expected(self, terms, background=None) -> np.ndarray:
         "(M, K) E_b[t_m(b_m)]: under the training marginals (closed form), or the mean over the rows of `background`."
@@ -159,61 +168,9 @@ class _AdditiveView:
             return np.stack([-r, r], axis=1)
         return jll if output == "joint_log_likelihood" else jll - jll.mean(axis=1, keepdims=True)
 
-# %% ../../nbs/15_sklearn_naive_bayes.ipynb #22c0b25d
-class _SklearnModel(_AdditiveView):
-    "A fitted scikit-learn naive Bayes read: its constant, class terms, training summaries, and the rows it takes."
-    marginals = "the training marginals stored by the model (closed form)"
-
-    def __init__(self, model):
-        if not isinstance(model, SKLEARN_NAIVE_BAYES):
-            raise TypeError(f"model must be a WeightedNaiveBayes or one of scikit-learn's "
-                            f"{', '.join(c.__name__ for c in SKLEARN_NAIVE_BAYES)}; got {type(model).__name__}")
-        check_is_fitted(model)
-        self.model = model
-        self.classes_ = model.classes_
-        self.n_classes, self.n_features = len(model.classes_), int(model.n_features_in_)
-        names = getattr(model, "feature_names_in_", None)
-        self.feature_names = [str(c) for c in names] if names is not None else [f"x{i}" for i in range(self.n_features)]
-        count = np.asarray(model.class_count_, dtype=float)
-        if (count <= 0).any():
-            raise ValueError(f"model: class {model.classes_[int(np.argmin(count))]!r} has no training rows "
-                             "(declared by partial_fit but never seen): its terms are undefined")
-        self.class_weight = count / count.sum()                    # training frequencies of the classes
-        self.moments = self.mean = self.frequencies = None
-        M, K = self.n_features, self.n_classes
-        if isinstance(model, GaussianNB):
-            self.log_prior = np.log(model.class_prior_)
-            self.constant = self.log_prior
-            self.class_terms = _Quadratic(model.theta_.T, model.var_.T)
-            self.moments = (self.class_weight, model.theta_, np.maximum(model.var_ - model.epsilon_, 0.0))
-        elif isinstance(model, CategoricalNB):
-            self.log_prior = self.constant = model.class_log_prior_
-            self.class_terms = _Table([t.T for t in model.feature_log_prob_])
-            self.frequencies = [c.sum(axis=0) / c.sum() for c in model.category_count_]
-        else:
-            self.log_prior = model.class_log_prior_
-            flp = model.feature_log_prob_
-            if isinstance(model, BernoulliNB):
-                over = flp > 0                                     # p > 1: the rows were not 0/1
-                if over.any():
-                    k, m = np.argwhere(over)[0]
-                    raise ValueError(f"model: this BernoulliNB(binarize={model.binarize!r}) was fitted on values other than 0 and 1 "
-                                     f"(counts?): its probability of feature {self.feature_names[m]!r} in class {np.asarray(model.classes_)[k].tolist()!r} "
-                                     f"is {np.exp(flp[k, m]):.3g} > 1, so it is no Bernoulli model and has no terms to explain; "
-                                     "fit it with binarize= a threshold (e.g. 0.0), or use MultinomialNB for counts")
-                neg = np.log(1 - np.exp(flp))                      # as scikit-learn computes it
-                self.class_terms = _Affine((flp - neg).T, neg.T)
-            else:
-                self.class_terms = _Affine(flp.T, np.zeros((M, K)))
-            self.constant = np.zeros(K) if isinstance(model, ComplementNB) and K > 1 else model.class_log_prior_
-            self.mean = model.feature_count_.sum(axis=0) / count.sum()
-        params = [model.theta_, model.var_] if isinstance(model, GaussianNB) else \
-            list(model.feature_log_prob_) if isinstance(model, CategoricalNB) else [model.feature_log_prob_]
-        if any(np.isnan(p).any() for p in params):
-            raise ValueError(f"model: this {type(model).__name__}'s fitted parameters hold NaN (e.g. ComplementNB(norm=True) "
-                             "with a single feature): it has no terms to explain")
-
-    # ---- inputs ---------------------------------------------------------------------------
+# %% ../../nbs/15_sklearn_naive_bayes.ipynb #09301157
+class _SklearnInputs:
+    "The rows a scikit-learn naive Bayes takes, checked as scikit-learn checks them, and its own joint log-likelihood."
     def check(self, X, name: str = "X") -> np.ndarray:
         "X as the checked (n, M) float matrix the model reads (`xai_geometry.validation.check_features`)."
         if sp.issparse(X): X = X.toarray()
@@ -238,15 +195,97 @@ class _SklearnModel(_AdditiveView):
         names = getattr(self.model, "feature_names_in_", None)
         return self.model.predict_joint_log_proba(A if names is None else pd.DataFrame(A, columns=names))
 
-# %% ../../nbs/15_sklearn_naive_bayes.ipynb #5751be4a
+# %% ../../nbs/15_sklearn_naive_bayes.ipynb #96650063
+class _SklearnSummaries:
+    "The class terms and training summaries of each family of scikit-learn naive Bayes (a part of `_SklearnModel`)."
+    def _read_gaussian(self, model):
+        self.log_prior = np.log(model.class_prior_)
+        self.constant = self.log_prior
+        self.class_terms = _Quadratic(model.theta_.T, model.var_.T)
+        self.moments = (self.class_weight, model.theta_, np.maximum(model.var_ - model.epsilon_, 0.0))
+
+    def _read_categorical(self, model):
+        self.log_prior = self.constant = model.class_log_prior_
+        self.class_terms = _Table([t.T for t in model.feature_log_prob_])
+        self.frequencies = [c.sum(axis=0) / c.sum() for c in model.category_count_]
+
+    def _read_discrete(self, model, count):
+        "Bernoulli, multinomial and complement naive Bayes: affine terms in the feature values."
+        M, K = self.n_features, self.n_classes
+        self.log_prior = model.class_log_prior_
+        flp = model.feature_log_prob_
+        if isinstance(model, BernoulliNB):
+            over = flp > 0                                     # p > 1: the rows were not 0/1
+            if over.any():
+                k, m = np.argwhere(over)[0]
+                raise ValueError(f"model: this BernoulliNB(binarize={model.binarize!r}) was fitted on values other than 0 and 1 "
+                                 f"(counts?): its probability of feature {self.feature_names[m]!r} in class {np.asarray(model.classes_)[k].tolist()!r} "
+                                 f"is {np.exp(flp[k, m]):.3g} > 1, so it is no Bernoulli model and has no terms to explain; "
+                                 "fit it with binarize= a threshold (e.g. 0.0), or use MultinomialNB for counts")
+            neg = np.log(1 - np.exp(flp))                      # as scikit-learn computes it
+            self.class_terms = _Affine((flp - neg).T, neg.T)
+        else:
+            self.class_terms = _Affine(flp.T, np.zeros((M, K)))
+        self.constant = np.zeros(K) if isinstance(model, ComplementNB) and K > 1 else model.class_log_prior_
+        self.mean = model.feature_count_.sum(axis=0) / count.sum()
+
+# %% ../../nbs/15_sklearn_naive_bayes.ipynb #5c0aab50
+class _SklearnModel(_SklearnInputs, _SklearnSummaries, _AdditiveView):
+    "A fitted scikit-learn naive Bayes read: its constant, class terms, training summaries, and the rows it takes."
+    marginals = "the training marginals stored by the model (closed form)"
+
+    def __init__(self, model):
+        if not isinstance(model, SKLEARN_NAIVE_BAYES):
+            raise TypeError(f"model must be a WeightedNaiveBayes or one of scikit-learn's "
+                            f"{', '.join(c.__name__ for c in SKLEARN_NAIVE_BAYES)}; got {type(model).__name__}")
+        check_is_fitted(model)
+        self.model = model
+        self.classes_ = model.classes_
+        self.n_classes, self.n_features = len(model.classes_), int(model.n_features_in_)
+        self.feature_names = column_names(self.n_features, model=model)
+        count = np.asarray(model.class_count_, dtype=float)
+        if (count <= 0).any():
+            raise ValueError(f"model: class {model.classes_[int(np.argmin(count))]!r} has no training rows "
+                             "(declared by partial_fit but never seen): its terms are undefined")
+        self.class_weight = count / count.sum()                    # training frequencies of the classes
+        self.moments = self.mean = self.frequencies = None
+        if isinstance(model, GaussianNB): self._read_gaussian(model)
+        elif isinstance(model, CategoricalNB): self._read_categorical(model)
+        else: self._read_discrete(model, count)
+        params = [model.theta_, model.var_] if isinstance(model, GaussianNB) else \
+            list(model.feature_log_prob_) if isinstance(model, CategoricalNB) else [model.feature_log_prob_]
+        if any(np.isnan(p).any() for p in params):
+            raise ValueError(f"model: this {type(model).__name__}'s fitted parameters hold NaN (e.g. ComplementNB(norm=True) "
+                             "with a single feature): it has no terms to explain")
+
+# %% ../../nbs/15_sklearn_naive_bayes.ipynb #ae9d090a
 def _alpha(model):
     "The smoothing scikit-learn applies (`_BaseDiscreteNB._check_alpha`: alpha < 1e-10 becomes 1e-10 unless force_alpha)."
     alpha = np.asarray(model.alpha, dtype=float)
     return np.maximum(alpha, 1e-10) if alpha.min() < 1e-10 and not model.force_alpha else alpha
 
+# %% ../../nbs/15_sklearn_naive_bayes.ipynb #1ccf09f0
+class _ComplementWeights:
+    "How much each other class weighs in the complement of a class: by prior (mixture, eq. (7)) or by rows (pooled)."
+    def _mixture_weights(self) -> np.ndarray:
+        "(K, K): p(C_r | not C_k) = prior_r / (1 - prior_k) for r != k, 0 on the diagonal (eq. (7))."
+        pi = np.exp(self.log_prior)
+        W = pi[None, :] / (1 - pi[:, None]); np.fill_diagonal(W, 0.0)
+        return W
 
-class _SklearnTerms:
-    "The terms of each output of a scikit-learn naive Bayes: class terms, centred, or minus the complement's (eq. (6), (7))."
+    def _pooled_weights(self) -> np.ndarray:
+        "(K, K): N_r / (N - N_k) for r != k, 0 on the diagonal (the training rows of the other classes)."
+        c = self.class_weight
+        W = c[None, :] / (1 - c[:, None]); np.fill_diagonal(W, 0.0)
+        return W
+
+    def _other_counts(self):
+        "counts (K, ...) -> (K, ...) the counts of the other classes (total minus the class's own)."
+        return lambda c: np.asarray(c, dtype=float).sum(axis=0, keepdims=True) - np.asarray(c, dtype=float)
+
+# %% ../../nbs/15_sklearn_naive_bayes.ipynb #158877f2
+class _SklearnComplements(_ComplementWeights):
+    "The complement of each class as a model of the other classes (three classes or more), pooled or their mixture."
     def _complement(self, complement: str):
         "The complement's per-feature term for every class (three classes or more)."
         model, W = self.model, self._mixture_weights()
@@ -279,22 +318,9 @@ class _SklearnTerms:
             return _Affine((np.log(p) - np.log(1 - p)).T, np.log(1 - p).T)
         return _Affine(np.log(p).T, np.zeros((self.n_features, self.n_classes)))
 
-    def _mixture_weights(self) -> np.ndarray:
-        "(K, K): p(C_r | not C_k) = prior_r / (1 - prior_k) for r != k, 0 on the diagonal (eq. (7))."
-        pi = np.exp(self.log_prior)
-        W = pi[None, :] / (1 - pi[:, None]); np.fill_diagonal(W, 0.0)
-        return W
-
-    def _pooled_weights(self) -> np.ndarray:
-        "(K, K): N_r / (N - N_k) for r != k, 0 on the diagonal (the training rows of the other classes)."
-        c = self.class_weight
-        W = c[None, :] / (1 - c[:, None]); np.fill_diagonal(W, 0.0)
-        return W
-
-    def _other_counts(self):
-        "counts (K, ...) -> (K, ...) the counts of the other classes (total minus the class's own)."
-        return lambda c: np.asarray(c, dtype=float).sum(axis=0, keepdims=True) - np.asarray(c, dtype=float)
-
+# %% ../../nbs/15_sklearn_naive_bayes.ipynb #08cf656d
+class _SklearnTerms(_SklearnComplements):
+    "The terms of each output of a scikit-learn naive Bayes: class terms, centred, or minus the complement's (eq. (6), (7))."
     def terms(self, output: str = "log_odds", complement: str = "pooled"):
         "The per-feature terms of `output` (a callable A -> (n, M, K) with `.expect(view)`) and its constant (K,)."
         if output == "joint_log_likelihood": return self.class_terms, self.constant

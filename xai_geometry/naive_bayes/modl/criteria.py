@@ -15,10 +15,15 @@ from scipy.special import gammaln, logsumexp
 __all__ = ['RISSANEN_C0', 'GARBAGE_MIN_VALUES', 'log_factorial', 'log2_star', 'universal_code_length',
            'bounded_universal_code_length', 'log_bell', 'discretization_cost', 'grouping_cost']
 
-# %% ../../../nbs/10a_modl_criteria.ipynb #683bd6e2
+# %% ../../../nbs/10a_modl_criteria.ipynb #62cca989
 _LNF_CAP = 1 << 25          # largest table; beyond, gammaln is called directly
+
+
 _LNF = np.zeros(1)          # log k! for k = 0 .. len(_LNF) - 1, grown by doubling
+
+
 _LNF_LIST: list = [0.0]     # the same values as Python floats (for the scalar loops of the search)
+
 
 def _lnf_table(n: int) -> np.ndarray:
     "The cached table of log k!, holding at least k = 0..n-1 (n <= 2^25)."
@@ -27,6 +32,7 @@ def _lnf_table(n: int) -> np.ndarray:
         size = 1 << max(int(n - 1).bit_length(), 10)
         _LNF = gammaln(np.arange(min(size, _LNF_CAP), dtype=float) + 1.0)
     return _LNF
+
 
 def log_factorial(k) -> np.ndarray | float:
     "log k! of a non-negative integer (array) k, read from one cached table (values of `scipy.special.gammaln(k + 1)`)."
@@ -37,13 +43,16 @@ def log_factorial(k) -> np.ndarray | float:
     out = _lnf_table(top)[ki] if top <= _LNF_CAP else gammaln(ki + 1.0)
     return float(out) if out.ndim == 0 else out
 
+# %% ../../../nbs/10a_modl_criteria.ipynb #be086796
 def _lnfact(n):
     "log n! of (possibly float-typed) integers: the table when it is large enough, gammaln otherwise (same values)."
     return gammaln(np.asarray(n, dtype=float) + 1.0)
 
+
 class _LnFactorial:
     "log k! on demand, beyond the list: `gammaln(k + 1)` (the values of the table)."
     def __getitem__(self, k): return float(gammaln(k + 1.0))
+
 
 def _lnfact_list(n: int):
     "log k! for k = 0..n-1 as a Python list (the cached table's values), or an on-demand reader beyond 2^22."
@@ -52,6 +61,7 @@ def _lnfact_list(n: int):
     if len(_LNF_LIST) < n: _LNF_LIST = _lnf_table(n).tolist()
     return _LNF_LIST
 
+# %% ../../../nbs/10a_modl_criteria.ipynb #5bb62ad1
 def _part_costs(counts):
     "Per-part cost log((N_i+J-1)!/(J-1)!) - sum_j log N_ij! for a (..., J) count array (table reads)."
     c = np.asarray(counts)
@@ -63,14 +73,16 @@ def _part_costs(counts):
     T = _lnf_table(top + 1)
     return T[n + J - 1] - T[J - 1] - _fold_classes(T[c])
 
+
 def _fold_classes(t):
     "Sum over the last axis, added from the left (numpy's sum pairs the terms from 8 columns on; the compiled searches add from the left)."
     s = t[..., 0]
     for j in range(1, t.shape[-1]): s = s + t[..., j]
     return s
 
-# %% ../../../nbs/10a_modl_criteria.ipynb #dca5e839
+# %% ../../../nbs/10a_modl_criteria.ipynb #1597ea38
 RISSANEN_C0 = 2.865064  # Rissanen (1983): c0 = sum over n >= 1 of 2^(-log2* n)
+
 
 def log2_star(n: int) -> float:
     "Rissanen's log2*(n): the sum of the positive iterated base-2 logarithms of n >= 1."
@@ -80,10 +92,12 @@ def log2_star(n: int) -> float:
         c += x; x = math.log(x) / math.log(2.0)
     return c
 
+
 def universal_code_length(n: int) -> float:
     "Code length (nats) of an integer n >= 1 under Rissanen's universal prior: (log2 c0 + log2* n) ln 2."
     return (math.log2(RISSANEN_C0) + log2_star(n)) * math.log(2.0)
 
+# %% ../../../nbs/10a_modl_criteria.ipynb #233a8d49
 def _log2star_array(n):
     "log2* of an integer array (vectorized `log2_star`, numpy's log2)."
     x = np.log2(np.asarray(n, dtype=float)); c = np.zeros_like(x)
@@ -92,10 +106,12 @@ def _log2star_array(n):
         if not pos.any(): return c
         c[pos] += x[pos]; x = np.where(pos, np.log2(np.where(pos, x, 1.0)), 0.0)
 
+# %% ../../../nbs/10a_modl_criteria.ipynb #0ed020e2
 @lru_cache(maxsize=1)
 def _c0max_table():
     star = np.array([0.0] + [log2_star(i + 1) for i in range(1, 2000)])
     return star, np.cumsum(2.0 ** -star)
+
 
 def _c0max(nmax: int) -> float:
     "C0(nmax) = sum_{n=1..nmax} 2^-log2*(n), as Khiops' `KWStat::C0Max` (tabulated to 2000, integral tail beyond)."
@@ -107,6 +123,7 @@ def _c0max(nmax: int) -> float:
     if nmax < 65536: v += ln2 ** 4 * (l4(nmax) - l4(size))
     else: v += ln2 ** 4 * (1 - l4(size)) + ln2 ** 5 * math.log(l4(nmax)) / ln2
     return v
+
 
 def bounded_universal_code_length(n: int,  # the integer to code, >= 1
                                   n_max: int,  # its upper bound
@@ -132,7 +149,7 @@ def log_bell(V: int,  # number of values
     w = np.clip(w, 0.0, None)
     return float(logsumexp(V * np.log(i) - gammaln(i + 1), b=w))
 
-# %% ../../../nbs/10a_modl_criteria.ipynb #c01fdd43
+# %% ../../../nbs/10a_modl_criteria.ipynb #0bee3ea7
 def _check_counts(counts, name="counts"):
     c = np.asarray(counts)
     if c.ndim != 2 or c.shape[0] < 1 or c.shape[1] < 1:
@@ -141,6 +158,7 @@ def _check_counts(counts, name="counts"):
         raise ValueError(f"{name} must hold non-negative integer counts")
     return c.astype(np.int64)
 
+# %% ../../../nbs/10a_modl_criteria.ipynb #87db8e37
 def _disc_partition_cost(I, N, J, *, criterion, n_values, granularity, attribute_cost):
     "Prior cost of the partition itself (everything but the per-part terms)."
     if criterion == "modl2006":
@@ -153,6 +171,7 @@ def _disc_partition_cost(I, N, J, *, criterion, n_values, granularity, attribute
         c += (I - 1) * math.log(n_values - 1) - math.lgamma(I)
     return c
 
+# %% ../../../nbs/10a_modl_criteria.ipynb #7604ed78
 class _modl2006_disc_pcost:
     "Partition cost I -> prior of eq. (1) at fixed N; `.table(Imax)` gives I = 1..Imax at once (the same values)."
     def __init__(self, N, J):
@@ -163,6 +182,7 @@ class _modl2006_disc_pcost:
     def table(self, Imax):
         I = np.arange(1, Imax + 1, dtype=float)
         return math.log(self.N) + ((_lnfact(self.N + I - 1) - _lnfact(I - 1)) - _lnfact(self.N))
+
 
 class _khiops_disc_pcost:
     "Partition cost I -> eq. (3) at fixed (N, J, V_G, G, log K); `.table(Imax)` gives I = 1..Imax at once."
@@ -204,7 +224,7 @@ def discretization_cost(counts,  # (I, J) class counts of the intervals, in valu
     return _disc_partition_cost(I, N, J, criterion="khiops", n_values=V, granularity=G,
                                 attribute_cost=attribute_cost) + float(_part_costs(c).sum())
 
-# %% ../../../nbs/10a_modl_criteria.ipynb #77583746
+# %% ../../../nbs/10a_modl_criteria.ipynb #ef19c26b
 def _group_partition_cost(I, V, N, *, criterion, granularity=0, n_garbage=0, attribute_cost=0.0):
     if criterion == "modl2006":
         return math.log(V) + log_bell(V, I)
@@ -223,8 +243,10 @@ def _group_partition_cost(I, V, N, *, criterion, granularity=0, n_garbage=0, att
         c += bounded_universal_code_length(I_inf - 1, V_inf - 1) + log_bell(V_inf, I_inf)
     return c
 
+
 GARBAGE_MIN_VALUES = 7  # KWFrequencyTable::GetMinimumNumberOfModalitiesForGarbage
 
+# %% ../../../nbs/10a_modl_criteria.ipynb #3ea7ed2d
 def grouping_cost(counts,  # (I, J) class counts of the groups
                   n_values: int,  # V, number of distinct values grouped
                   *,

@@ -19,12 +19,12 @@ from .criteria import (_disc_partition_cost, _group_partition_cost,
                                                     _modl2006_disc_pcost, _part_costs)
 from .search import (_khiops_group_partition_cost, greedy_discretization,
                                                   khiops_discretization, modl_grouping)
-from ...validation import Interval as _Between, StrOptions, validate_params
+from ...validation import Interval as _Between, StrOptions, column_names, validate_params
 
 # %% auto #0
 __all__ = ['Interval', 'ValueGroup', 'MODLDiscretizer', 'MODLGrouper', 'MODLEncoder']
 
-# %% ../../../nbs/10c_modl_encoder.ipynb #c8c7b03b
+# %% ../../../nbs/10c_modl_encoder.ipynb #ad1488bc
 def _canonical_text(v) -> str:
     "One categorical value as text: booleans 'True'/'False', integral numbers as integers ('1' for 1 and 1.0), strings trimmed."
     if isinstance(v, (bool, np.bool_)): return str(bool(v))
@@ -35,6 +35,7 @@ def _canonical_text(v) -> str:
         return str(v).strip()
     return str(v).strip()
 
+# %% ../../../nbs/10c_modl_encoder.ipynb #0911fd0b
 def _text_codes(col) -> tuple[np.ndarray, np.ndarray]:
     "(code of each row, distinct texts): the column read as Khiops reads a categorical field, missing -> ''."
     s = col if isinstance(col, pd.Series) else pd.Series(np.asarray(col, dtype=object), dtype=object)
@@ -63,12 +64,13 @@ def _text_codes(col) -> tuple[np.ndarray, np.ndarray]:
     used = np.bincount(codes, minlength=len(tuniq)) > 0           # only the values present
     return (np.cumsum(used) - 1)[codes].astype(np.int64), np.asarray(tuniq, dtype=object)[used]
 
+
 def _as_text(col) -> np.ndarray:
     "Column as trimmed text, numbers canonical, missing -> '' (Khiops' reading of a categorical field)."
     codes, texts = _text_codes(col)
     return texts[codes] if len(codes) else np.array([], dtype=object)
 
-# %% ../../../nbs/10c_modl_encoder.ipynb #9282c85a
+# %% ../../../nbs/10c_modl_encoder.ipynb #b2c590b5
 @dataclass
 class Interval:
     "Part ]lo, hi] of a discretized variable; `missing`: missing values go here; `only_missing`: the dedicated missing part."
@@ -77,12 +79,14 @@ class Interval:
     missing: bool = False
     only_missing: bool = False
 
+
 @dataclass
 class ValueGroup:
     "Part of a grouped variable: its training values (most frequent first); `default`: unseen values go here."
     values: list
     default: bool = False
 
+# %% ../../../nbs/10c_modl_encoder.ipynb #401f7971
 @dataclass
 class _Fitted:
     kind: str
@@ -101,6 +105,7 @@ class _Fitted:
     def level(self):
         return max(0.0, 1.0 - self.cost / self.null_cost) if self.null_cost > 0 else 0.0
 
+# %% ../../../nbs/10c_modl_encoder.ipynb #a18bf41a
 def _encode_target(y):
     if y is None: raise ValueError("MODL requires y to be passed, but the target y is None")
     y = np.asarray(y)
@@ -359,7 +364,7 @@ class MODLEncoder(_MODLBase):
                         raise ValueError(f"column {n!r} was numeric in fit but cannot be read as numbers") from e
             return cols, None
         X = validate_data(self, X, reset=reset, ensure_all_finite=False, dtype=float)
-        if reset: self.feature_names_in_ = np.asarray([f"x{m}" for m in range(X.shape[1])], dtype=object)
+        if reset: self.feature_names_in_ = np.asarray(column_names(X.shape[1]), dtype=object)
         return [X[:, m] for m in range(X.shape[1])], ["numeric"] * X.shape[1]
 
     def fit(self, X, y):
