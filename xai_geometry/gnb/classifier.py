@@ -14,7 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..base import JointLogLikelihoodClassifier
 from ..explanation import background_sample
-from ..validation import check_features, check_target, Interval, StrOptions, validate_params
+from ..validation import check_features, check_target, column_names, Interval, StrOptions, validate_params
 
 from .information import (DEPENDENCES, MAX_ABS_CORRELATION, MIN_CLASS_SIZE, GaussianMargins,
                                           KernelMargins, _pooled_within_std, class_correlations,
@@ -25,12 +25,26 @@ from .structure import GNBStructure, learn_k_structure, learn_structure
 # %% auto #0
 __all__ = ['structure_coefficients', 'GeneralizedNaiveBayes']
 
+# %% ../../nbs/32_classifier.ipynb #4aeb7196
+def _logsumexp_rows(A: np.ndarray,  # (n, m) finite floats; overwritten
+                   ) -> np.ndarray:
+    "(n,) log sum_j exp(A[:, j]): `scipy.special.logsumexp(A, axis=1)`'s arithmetic, bit for bit, in place."
+    amax = A.max(1, keepdims=True)
+    top = A == amax
+    m = top.sum(1, keepdims=True, dtype=A.dtype)  # ties of the largest term, taken out of the sum as scipy does
+    A -= amax; A[top] = -np.inf
+    np.exp(A, out=A)
+    s = A.sum(1, keepdims=True)
+    s = np.where(s == 0, s, s / m)
+    return (np.log1p(s) + np.log(m) + amax)[:, 0]
+
 # %% ../../nbs/32_classifier.ipynb #b73ab74c
 def _kde_logpdf_pairscale(x, data, cov, n_k):
     "1-D kernel density with the bandwidth of the margin of a 2-D Scott estimate: h^2 = n^(-1/3) var."
     h = np.sqrt(cov[0, 0] * n_k ** (-1.0 / 3.0))
     u = (x[:, :1] - data[None, :, 0]) / h
-    return special.logsumexp(-0.5 * u * u, axis=1) - np.log(n_k * h) - 0.5 * np.log(2 * np.pi)
+    A = -0.5 * u; A *= u  # -0.5 * u * u, in place
+    return _logsumexp_rows(A) - np.log(n_k * h) - 0.5 * np.log(2 * np.pi)
 
 def _kde_logpdf(x, data, cov, n_k):
     "Gaussian kernel density with Scott's bandwidth matrix n^(-2/(m+4)) cov at x (b, m), data (n_k, m)."
@@ -38,7 +52,8 @@ def _kde_logpdf(x, data, cov, n_k):
     L = np.linalg.cholesky(H)
     a = np.linalg.solve(L, x.T).T; b = np.linalg.solve(L, data.T).T
     d2 = (a * a).sum(1)[:, None] + (b * b).sum(1)[None, :] - 2 * a @ b.T
-    return special.logsumexp(-0.5 * np.maximum(d2, 0), axis=1) - np.log(n_k) - 0.5 * m * np.log(2 * np.pi) - np.log(np.diag(L)).sum()
+    A = np.maximum(d2, 0, out=d2); A *= -0.5
+    return _logsumexp_rows(A) - np.log(n_k) - 0.5 * m * np.log(2 * np.pi) - np.log(np.diag(L)).sum()
 
 # %% ../../nbs/32_classifier.ipynb #80aa7ec8
 _CHUNK = 2048  # rows per block when evaluating densities
@@ -302,7 +317,7 @@ class GeneralizedNaiveBayes(_GNBPredict):
         Xa = check_features(self, X, reset=False)
         ok = self.predict(X) == np.asarray(y)
         pairs = self.structure_.edges[:max_pairs] or [(0, 0)]
-        names = list(names) if names is not None else list(getattr(self, "feature_names_in_", [f"x{i}" for i in range(Xa.shape[1])]))
+        names = column_names(Xa.shape[1], names, self)
         fig, axes = plt.subplots(1, len(pairs), figsize=(3.2 * len(pairs), 3.1), squeeze=False)
         for ax, (i, j) in zip(axes[0], pairs):
             ax.scatter(Xa[ok, i], Xa[ok, j], s=8, c="C2", alpha=0.5, label=f"correct ({ok.sum()})")

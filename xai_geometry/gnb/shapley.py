@@ -17,7 +17,7 @@ from ..explanation import Explanation, _label, check_output, class_explanation, 
 from ..explanation import background_sample as _background_sample
 from .classifier import _MAX_UNIT_SCALE, GeneralizedNaiveBayes, structure_coefficients
 from .information import GaussianMargins, to_unit_scale
-from ..validation import StrOptions, check_features, check_params, keyword_only, warn_deprecated
+from ..validation import StrOptions, check_features, check_params, column_names, keyword_only, warn_deprecated
 
 # %% auto #0
 __all__ = ['OUTPUTS', 'COMPLEMENTS', 'explain', 'background_sample', 'default_complement', 'explained_output',
@@ -468,7 +468,7 @@ class Prepared:
         elif model.dependence == "nonparametric":
             self._kernel = _KernelSums(model, self.output, complement, sets, coef, B); self.base = self._kernel.base
         else: self.base = _averaged_base_values(model, B, self.output, complement)
-        self.names = [str(c) for c in getattr(model, "feature_names_in_", [f"x{i}" for i in range(model.n_features_in_)])]
+        self.names = column_names(model.n_features_in_, model=model)
         comp = default_complement(model, complement)
         self.info = {"output": self.output, "n_background": len(B), "dependence": model.dependence,
                      "background": "the given rows" if background is not None else
