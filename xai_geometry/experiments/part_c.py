@@ -78,18 +78,20 @@ def run_fold(dataset: str,  # a name for `xai_geometry.datasets.load`
     Returns {"rows": one dict per method (dataset, fold, method, accuracy, f1, auc, fit_s, predict_s,
     n_edges), "curve": rows (dataset, fold, method, isolated, n_edges, train_accuracy, test_accuracy)}. BLAS runs
     on one thread, so that parallel folds do not compete. The nonparametric GNB is fitted once: `gnb_nonparametric_f1`
-    reduces the fitted `gnb_nonparametric` (the same estimator, `SubsampledReducedGNB._reduce`), its `fit_s` counts both."""
+    reduces the fitted `gnb_nonparametric` (the same estimator, `SubsampledReducedGNB._reduce`), its `fit_s` counts both; their
+    predictions share the kernel sums of the feature sets they have in common (`gnb.classifier.shared_set_densities`)."""
     from sklearn.metrics import accuracy_score, f1_score
     from sklearn.model_selection import StratifiedKFold
     from threadpoolctl import threadpool_limits
     from xai_geometry.datasets import load
+    from xai_geometry.gnb.classifier import shared_set_densities
     from xai_geometry.stats import macro_ovr_auc
     Xdf, ys = load(dataset)
     X, y = Xdf.to_numpy(dtype=float), ys.to_numpy()
     classes = np.unique(y)
     tr, te = list(StratifiedKFold(n_folds, shuffle=True, random_state=random_state).split(X, y))[fold]
     rows, curve_rows, fitted = [], [], {}
-    with threadpool_limits(1):
+    with threadpool_limits(1), shared_set_densities():  # the nonparametric set densities of a row array: computed once
         for name in (methods or list(METHODS)):
             est = make_method(name, random_state)
             t0 = time.perf_counter()

@@ -253,7 +253,7 @@ class InnerCVClassifier(_RefitModelClassifier):
         if len(X) > self.max_tune_rows:
             idx, _ = train_test_split(idx, train_size=self.max_tune_rows, stratify=y, random_state=self.random_state)
         cv = StratifiedKFold(3, shuffle=True, random_state=self.random_state)
-        gs = GridSearchCV(pipe, grid, cv=cv, scoring="accuracy", n_jobs=1).fit(X[idx], y[idx])
+        gs = GridSearchCV(pipe, grid, cv=cv, scoring="accuracy", refit=False, n_jobs=1).fit(X[idx], y[idx])  # its choice only
         self.best_params_ = gs.best_params_
         model = clone(pipe).set_params(**gs.best_params_)
         if self.kind == "svm":  # Platt scaling on 5 internal folds, one final SVM (libsvm's probability=True is deprecated)

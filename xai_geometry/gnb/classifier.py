@@ -5,6 +5,9 @@
 # %% ../../nbs/32_classifier.ipynb #c50357ea
 from __future__ import annotations
 
+import hashlib
+from contextlib import contextmanager
+from contextvars import ContextVar
 from numbers import Integral, Real
 
 import numpy as np
@@ -23,7 +26,7 @@ from .information import (DEPENDENCES, MAX_ABS_CORRELATION, MIN_CLASS_SIZE, Gaus
 from .structure import GNBStructure, learn_k_structure, learn_structure
 
 # %% auto #0
-__all__ = ['structure_coefficients', 'GeneralizedNaiveBayes']
+__all__ = ['shared_set_densities', 'structure_coefficients', 'GeneralizedNaiveBayes']
 
 # %% ../../nbs/32_classifier.ipynb #4aeb7196
 def _logsumexp_rows(A: np.ndarray,  # (n, m) finite floats; overwritten
@@ -55,13 +58,13 @@ def _kde_logpdf(x, data, cov, n_k):
     A = np.maximum(d2, 0, out=d2); A *= -0.5
     return _logsumexp_rows(A) - np.log(n_k) - 0.5 * m * np.log(2 * np.pi) - np.log(np.diag(L)).sum()
 
-# %% ../../nbs/32_classifier.ipynb #80aa7ec8
+# %% ../../nbs/32_classifier.ipynb #0e237ec0
 _CHUNK = 2048  # rows per block when evaluating densities
 
 _MAX_UNIT_SCALE = 1e150  # |x| / 2^e beyond this: squares overflow, the densities cannot be evaluated
 
-class _Densities:
-    """Fitted per-class densities of a dependence model; `log_density(X, sets) -> (n, K, len(sets))`.
+class _DensitiesFit:
+    """Per-class densities of a dependence model, fitted (evaluated by `_Densities.log_density(X, sets) -> (n, K, len(sets))`).
 
     Scale-safe: every column is divided by a power of two, 2^e_j <= max |x_j| < 2^(e_j + 1) on the
     training rows (exact, `to_unit_scale`), the densities are fitted and evaluated in that unit scale,
@@ -90,17 +93,50 @@ class _Densities:
         self.R_ = class_correlations(Z, codes, K, self.max_abs_correlation)
         return self
 
+
+# %% ../../nbs/32_classifier.ipynb #6cf4b246
+_SET_MEMO: ContextVar = ContextVar("gnb_set_densities", default=None)
+
+@contextmanager
+def shared_set_densities():
+    """Inside the block, the nonparametric log densities of each feature set are computed once per (fitted densities,
+    array of rows): models that share fitted densities (a GNB and its reduced forests, `gnb.baselines._reduced_copy`)
+    and predict the same rows reuse them. Each set's kernel sum does not depend on the other sets, so the numbers
+    are those computed outside the block, bit for bit."""
+    token = _SET_MEMO.set({})
+    try: yield
+    finally: _SET_MEMO.reset(token)
+
+
+# %% ../../nbs/32_classifier.ipynb #c51462b3
+class _Densities(_DensitiesFit):
+    "Fitted per-class densities: `log_density(X, sets) -> (n, K, len(sets))`, log p(x_S | y_k) in the units of X."
     def log_density(self, X, sets) -> np.ndarray:
         X = to_unit_scale(np.asarray(X, dtype=float), self.exponents_)
         big = np.abs(X).max(0) > _MAX_UNIT_SCALE if len(X) else np.zeros(X.shape[1], bool)
         if big.any():
             raise ValueError(f"X: column(s) {np.flatnonzero(big).tolist()[:10]} hold values more than 1e150 times the "
                              f"largest training value; their densities cannot be evaluated")
+        out = self._remembered(X, sets) if self.dependence == "nonparametric" and _SET_MEMO.get() is not None else \
+            self._blocks(X, sets)
+        jac = np.array([np.log(2.0) * float(self.exponents_[list(S)].sum()) for S in sets])  # log of prod_s 2^e_s
+        return out - jac
+
+    def _blocks(self, X, sets):
         out = np.zeros((len(X), self.K, len(sets)))
         for lo in range(0, len(X), _CHUNK):
             out[lo:lo + _CHUNK] = self._block(X[lo:lo + _CHUNK], sets)
-        jac = np.array([np.log(2.0) * float(self.exponents_[list(S)].sum()) for S in sets])  # log of prod_s 2^e_s
-        return out - jac
+        return out
+
+    def _remembered(self, X, sets):
+        "The kernel sets' log densities (unit scale), each computed once per array content inside `shared_set_densities`."
+        key = (id(self), X.shape, hashlib.sha1(np.ascontiguousarray(X).tobytes()).hexdigest())
+        _, known = _SET_MEMO.get().setdefault(key, (self, {}))  # self kept alive: its id is not reused
+        todo = [S for S in dict.fromkeys(map(tuple, sets)) if S not in known]
+        if todo:
+            new = self._blocks(X, todo)
+            for a, S in enumerate(todo): known[S] = new[:, :, a]
+        return np.stack([known[tuple(S)] for S in sets], axis=2) if len(sets) else np.zeros((len(X), self.K, 0))
 
     def _block(self, X, sets):
         n, K = len(X), self.K
