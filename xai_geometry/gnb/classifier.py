@@ -298,8 +298,30 @@ class _GNBPredict(_GNBFit):
         check_is_fitted(self)
         return self._joint_log_likelihood(check_features(self, X, reset=False))
 
-# %% ../../nbs/32_classifier.ipynb #90f548d4
-class GeneralizedNaiveBayes(_GNBPredict):
+# %% ../../nbs/32_classifier.ipynb #dda2cfc2
+class _GNBPlots(_GNBPredict):
+    "The diagnostics figure of a fitted GNB."
+    def plot_diagnostics(self, X, y, max_pairs: int = 4, names=None):
+        "Correctly and wrongly classified points on the structure's first feature pairs; returns the figure."
+        import matplotlib.pyplot as plt
+        check_is_fitted(self)
+        Xa = check_features(self, X, reset=False)
+        ok = self.predict(X) == np.asarray(y)
+        pairs = self.structure_.edges[:max_pairs] or [(0, 0)]
+        names = column_names(Xa.shape[1], names, self)
+        fig, axes = plt.subplots(1, len(pairs), figsize=(3.2 * len(pairs), 3.1), squeeze=False)
+        for ax, (i, j) in zip(axes[0], pairs):
+            ax.scatter(Xa[ok, i], Xa[ok, j], s=8, c="C2", alpha=0.5, label=f"correct ({ok.sum()})")
+            ax.scatter(Xa[~ok, i], Xa[~ok, j], s=22, c="C3", marker="x", label=f"wrong ({(~ok).sum()})")
+            ax.set_xlabel(str(names[i])[:25], fontsize=8); ax.set_ylabel(str(names[j])[:25], fontsize=8)
+            ax.set_title(f"edge ({i}, {j}): I = {self.edge_weights_[i, j]:.2f} nats", fontsize=8)
+            ax.tick_params(labelsize=7)
+        axes[0, 0].legend(fontsize=7)
+        fig.tight_layout()
+        return fig
+
+# %% ../../nbs/32_classifier.ipynb #830bd3c6
+class GeneralizedNaiveBayes(_GNBPlots):
     """Generalized naive Bayes for continuous features (naive Bayes + an optimal tree of pairwise dependencies).
 
     Parameters
@@ -346,21 +368,3 @@ class GeneralizedNaiveBayes(_GNBPredict):
     predict_log_proba come from `xai_geometry.base.JointLogLikelihoodClassifier`.
     """
 
-    def plot_diagnostics(self, X, y, max_pairs: int = 4, names=None):
-        "Correctly and wrongly classified points on the structure's first feature pairs; returns the figure."
-        import matplotlib.pyplot as plt
-        check_is_fitted(self)
-        Xa = check_features(self, X, reset=False)
-        ok = self.predict(X) == np.asarray(y)
-        pairs = self.structure_.edges[:max_pairs] or [(0, 0)]
-        names = column_names(Xa.shape[1], names, self)
-        fig, axes = plt.subplots(1, len(pairs), figsize=(3.2 * len(pairs), 3.1), squeeze=False)
-        for ax, (i, j) in zip(axes[0], pairs):
-            ax.scatter(Xa[ok, i], Xa[ok, j], s=8, c="C2", alpha=0.5, label=f"correct ({ok.sum()})")
-            ax.scatter(Xa[~ok, i], Xa[~ok, j], s=22, c="C3", marker="x", label=f"wrong ({(~ok).sum()})")
-            ax.set_xlabel(str(names[i])[:25], fontsize=8); ax.set_ylabel(str(names[j])[:25], fontsize=8)
-            ax.set_title(f"edge ({i}, {j}): I = {self.edge_weights_[i, j]:.2f} nats", fontsize=8)
-            ax.tick_params(labelsize=7)
-        axes[0, 0].legend(fontsize=7)
-        fig.tight_layout()
-        return fig
