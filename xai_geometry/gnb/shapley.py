@@ -271,7 +271,7 @@ def _averaged_base_values(model, B, output, complement) -> np.ndarray:
     return base
 
 
-# %% ../../nbs/41_gnb_shapley.ipynb #c41q0001
+# %% ../../nbs/41_gnb_shapley.ipynb #20829508
 def _linear_output(model, output, complement):
     """(A, const, densities) with output_k(x) = const_k + Σ_c A[k, c] Σ_T coef_T log p_c(x_T), the channels c being the
     classes of each density of `densities` in turn; None where the output is not linear in the classes' set log-densities
@@ -295,6 +295,8 @@ def _unit_rows(dens, X):
                          f"largest training value; their densities cannot be evaluated")
     return U
 
+
+# %% ../../nbs/41_gnb_shapley.ipynb #3601204e
 class _Quadratic:
     """The structure's terms of one Gaussian or Gaussian-copula density, feature by feature and edge by edge:
     Σ_T coef_T log p_k(x_T) = const_k + Σ_s u_ks(x_s) + Σ_(i,j) w_kij z_ki z_kj, u_ks = α_s log m_ks + β_ks z_ks²; the
@@ -398,7 +400,7 @@ def _kde_cross(dens, k, S, u, v):
     pk = _PairKernel(dens, k, S)
     return pk.table(pk.rows(u), pk.cols(v))
 
-# %% ../../nbs/41_gnb_shapley.ipynb #c41k0002
+# %% ../../nbs/41_gnb_shapley.ipynb #0949ca18
 _BLAS = []   # threadpoolctl's controller of the loaded BLAS libraries, found once per process (a scan costs about 1 ms)
 
 def _one_blas_thread():
@@ -409,6 +411,8 @@ def _one_blas_thread():
         _BLAS.append(ThreadpoolController())
     return _BLAS[0].limit(limits=1, user_api="blas")
 
+
+# %% ../../nbs/41_gnb_shapley.ipynb #4638e0cc
 class _KernelSums:
     """The nonparametric terms: at set-up the terms at the background, the background's sides of every pair's kernel
     sums (`_PairKernel`, kept within `_CACHE_BYTES`) and E f(X'_i, X'_j); per call f(x) (the model's densities) and
