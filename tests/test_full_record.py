@@ -2,7 +2,8 @@
 user runs them, and every table the run writes compared with the committed one in `figures/`.
 
 Selected by an environment variable, since a full run is long (measured with `--n-jobs 2` on a two-core machine shared
-with other work: part A about 9 minutes, part C about an hour, most of it the ten folds of letter):
+with other work: part A about 9 minutes; part C 36 minutes at `nice -n 10` under a load average of 9 to 17, for about
+11 CPU-minutes in all, so about 6 minutes on two quiet cores; letter's ten folds are about 60 % of it, waveform's 16 %):
 
     XAI_GEOMETRY_FULL_RECORD=a,c pytest tests/test_full_record.py -n 0 -p no:randomly
 

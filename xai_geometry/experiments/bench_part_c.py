@@ -15,6 +15,7 @@ from ..gnb.information import (MIN_CLASS_SIZE, conditional_mutual_information, e
                                           ksg_mutual_information, within_class_ranks)
 from ..gnb.structure import learn_structure
 from ..runner import median_time
+from ..validation import column_names
 
 # %% auto #0
 __all__ = ['bench_data', 'discretize', 'learn_gnb_structure', 'pairwise_loop_weights', 'pgmpy_tan', 'bench']
@@ -33,7 +34,7 @@ def bench_data(n: int, d: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
 def discretize(X: np.ndarray, y: np.ndarray, bins: int = 5) -> pd.DataFrame:
     "Quantile bins per feature, as pgmpy wants it: a DataFrame of small integers plus the class column 'y'."
     qs = np.quantile(X, np.linspace(0, 1, bins + 1)[1:-1], axis=0)  # (bins-1, d)
-    D = pd.DataFrame({f"x{j}": np.searchsorted(qs[:, j], X[:, j]) for j in range(X.shape[1])})
+    D = pd.DataFrame({c: np.searchsorted(qs[:, j], X[:, j]) for j, c in enumerate(column_names(X.shape[1]))})
     D["y"] = y
     return D
 

@@ -77,21 +77,30 @@ def run_fold(dataset: str,  # a name for `xai_geometry.datasets.load`
 
     Returns {"rows": one dict per method (dataset, fold, method, accuracy, f1, auc, fit_s, predict_s,
     n_edges), "curve": rows (dataset, fold, method, isolated, n_edges, train_accuracy, test_accuracy)}. BLAS runs
-    on one thread, so that parallel folds do not compete."""
+    on one thread, so that parallel folds do not compete. The nonparametric GNB is fitted once: `gnb_nonparametric_f1`
+    reduces the fitted `gnb_nonparametric` (the same estimator, `SubsampledReducedGNB._reduce`), its `fit_s` counts both; their
+    predictions share the kernel sums of the feature sets they have in common (`gnb.classifier.shared_set_densities`)."""
     from sklearn.metrics import accuracy_score, f1_score
     from sklearn.model_selection import StratifiedKFold
     from threadpoolctl import threadpool_limits
     from xai_geometry.datasets import load
+    from xai_geometry.gnb.classifier import shared_set_densities
     from xai_geometry.stats import macro_ovr_auc
     Xdf, ys = load(dataset)
     X, y = Xdf.to_numpy(dtype=float), ys.to_numpy()
     classes = np.unique(y)
     tr, te = list(StratifiedKFold(n_folds, shuffle=True, random_state=random_state).split(X, y))[fold]
-    rows, curve_rows = [], []
-    with threadpool_limits(1):
+    rows, curve_rows, fitted = [], [], {}
+    with threadpool_limits(1), shared_set_densities():  # the nonparametric set densities of a row array: computed once
         for name in (methods or list(METHODS)):
             est = make_method(name, random_state)
-            t0 = time.perf_counter(); est.fit(X[tr], y[tr]); fit_s = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            if name == "gnb_nonparametric_f1" and "gnb_nonparametric" in fitted:  # its full model is gnb_nonparametric: fitted once
+                full, full_s = fitted["gnb_nonparametric"]
+                est._reduce(full, X[tr], y[tr]); fit_s = full_s + time.perf_counter() - t0  # the time of a fit on its own
+            else:
+                est.fit(X[tr], y[tr]); fit_s = time.perf_counter() - t0
+            fitted[name] = (est, fit_s)
             t0 = time.perf_counter(); P = _aligned_proba(est, X[te], classes); predict_s = time.perf_counter() - t0
             pred = classes[P.argmax(1)]
             s = getattr(est, "structure_", None)
@@ -106,7 +115,7 @@ def run_fold(dataset: str,  # a name for `xai_geometry.datasets.load`
                                         train_accuracy=a, test_accuracy=b) for m, (a, b) in enumerate(zip(a_tr, a_te))]
     return {"rows": rows, "curve": curve_rows}
 
-# %% ../../nbs/39_gnb_experiments.ipynb #f15ac327
+# %% ../../nbs/39_gnb_experiments.ipynb #2222338c
 def within_class_dependence(X,  # (n, d) continuous features
                             y,  # (n,) labels
                            ) -> dict:
@@ -127,6 +136,8 @@ def within_class_dependence(X,  # (n, d) continuous features
                 tree_mean_abs_corr=float(np.mean([A[i, j] for i, j in edges])) if edges else 0.0,
                 tree_weight=tree_w, tree_weight_per_feature=tree_w / X.shape[1])
 
+
+# %% ../../nbs/39_gnb_experiments.ipynb #62aea861
 def summarize(folds: pd.DataFrame) -> pd.DataFrame:
     "Per-(dataset, method) means over folds of accuracy, f1, auc, fit_s, predict_s (and n_edges), in METHODS order."
     cols = ["accuracy", "f1", "auc", "fit_s", "predict_s", "n_edges"]
@@ -142,6 +153,8 @@ def rank_table(results: pd.DataFrame, metric: str = "accuracy"):
     scores = scores[[m for m in METHODS if m in scores.columns]]
     return friedman_nemenyi(scores, higher_is_better=True), scores
 
+
+# %% ../../nbs/39_gnb_experiments.ipynb #4cbfe449
 def iris_training_accuracy() -> pd.DataFrame:
     "Training accuracy on all of iris (fit and score on the 150 rows), beside the authors' package README."
     from xai_geometry.datasets import load
@@ -154,6 +167,31 @@ def iris_training_accuracy() -> pd.DataFrame:
                          package_readme=paper.get(name, np.nan)))
     return pd.DataFrame(rows)
 
+
+# %% ../../nbs/39_gnb_experiments.ipynb #f20a7d44
+def _plot_reduction_curve(curve: pd.DataFrame,  # rows (dataset, fold, method, isolated, n_edges, train_accuracy, test_accuracy)
+                          n_folds: int,
+                         ):
+    "One panel per data set: test and training accuracy of the nested models of Kruskal's order (fold means), and the forests alone."
+    import matplotlib.pyplot as plt
+    cm = curve.groupby(["dataset", "method", "isolated", "n_edges"])[["train_accuracy", "test_accuracy"]].mean().reset_index()
+    ds = list(dict.fromkeys(cm["dataset"]))
+    fig, axes = plt.subplots(1, len(ds), figsize=(4.2 * len(ds), 3.6), squeeze=False)
+    for ax, d in zip(axes[0], ds):
+        for c, meth in enumerate(CURVE_METHODS):
+            s = cm[(cm.dataset == d) & (cm.method == meth) & (cm.isolated == "naive_bayes")]
+            f = cm[(cm.dataset == d) & (cm.method == meth) & (cm.isolated == "drop") & (cm.n_edges > 0)]
+            ax.plot(s.n_edges, s.test_accuracy, "-", color=f"C{c}", label=f"{METHODS[meth]}: test")
+            ax.plot(s.n_edges, s.train_accuracy, ":", color=f"C{c}", label=f"{METHODS[meth]}: training")
+            ax.plot(f.n_edges, f.test_accuracy, "--", color=f"C{c}", alpha=0.7, label=f"{METHODS[meth]}: test, forest only")
+        ax.set_xlabel("edges kept (Kruskal order); 0 = naive Bayes"); ax.set_ylabel("accuracy")
+        ax.set_title(f"{d} ({n_folds}-fold mean)", fontsize=9)
+    axes[0, -1].legend(fontsize=6.5, loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+# %% ../../nbs/39_gnb_experiments.ipynb #a8a24911
 def _cost(dataset):
     from xai_geometry.datasets import load
     X, y = load(dataset)
@@ -205,25 +243,14 @@ def reproduce(out_dir: Path | None = None,  # where CSVs and figures go (default
         save_csv(pd.concat(ranks, axis=1).rename_axis("method").reset_index(), "part_c_exp_ranks")
     if len(curve):
         save_csv(curve, "part_c_exp_reduction_curve")
-        cm = curve.groupby(["dataset", "method", "isolated", "n_edges"])[["train_accuracy", "test_accuracy"]].mean().reset_index()
-        ds = list(dict.fromkeys(cm["dataset"]))
-        fig, axes = plt.subplots(1, len(ds), figsize=(4.2 * len(ds), 3.6), squeeze=False)
-        for ax, d in zip(axes[0], ds):
-            for c, meth in enumerate(CURVE_METHODS):
-                s = cm[(cm.dataset == d) & (cm.method == meth) & (cm.isolated == "naive_bayes")]
-                f = cm[(cm.dataset == d) & (cm.method == meth) & (cm.isolated == "drop") & (cm.n_edges > 0)]
-                ax.plot(s.n_edges, s.test_accuracy, "-", color=f"C{c}", label=f"{METHODS[meth]}: test")
-                ax.plot(s.n_edges, s.train_accuracy, ":", color=f"C{c}", label=f"{METHODS[meth]}: training")
-                ax.plot(f.n_edges, f.test_accuracy, "--", color=f"C{c}", alpha=0.7, label=f"{METHODS[meth]}: test, forest only")
-            ax.set_xlabel("edges kept (Kruskal order); 0 = naive Bayes"); ax.set_ylabel("accuracy")
-            ax.set_title(f"{d} ({n_folds}-fold mean)", fontsize=9)
-        axes[0, -1].legend(fontsize=6.5, loc="lower right")
-        fig.tight_layout(); p = out_dir / f"part_c_reduction_curve{sfx}.png"; fig.savefig(p, dpi=120); plt.close(fig); written.append(p)
+        fig = _plot_reduction_curve(curve, n_folds); p = out_dir / f"part_c_reduction_curve{sfx}.png"
+        fig.savefig(p, dpi=120); plt.close(fig); written.append(p)
     if not quick:  # §5.1's kernel tuning (seconds), then every claim of part C read from the tables now in out_dir
         save_csv(kernel_tuning(), "part_c_exp_kernel_tuning")
         save_csv(iris_training_accuracy(), "part_c_exp_iris_training")   # the authors' README's numbers, on the 150 rows of iris
         save_csv(part_c_claims(out_dir), "part_c_claims")
     return written
+
 
 # %% ../../nbs/39_gnb_experiments.ipynb #c0c0de02
 _TIMES = {"fit_s": "wall time of the fit", "predict_s": "wall time of the prediction"}
@@ -305,7 +332,7 @@ def part_c_claims(tables_dir=None) -> pd.DataFrame:
     from xai_geometry.runner import figures_dir
     return claims_table("c", Tables(figures_dir(tables_dir)))
 
-# %% ../../nbs/39_gnb_experiments.ipynb #c1c0de02
+# %% ../../nbs/39_gnb_experiments.ipynb #84005e33
 def _cmi(Z, codes, priors) -> np.ndarray:
     "(d, d) Gaussian I(X_i; X_j | Y) (nats) of within-class scores `Z`."
     from xai_geometry.gnb.information import class_correlations, gaussian_cmi_from_correlations
@@ -335,6 +362,7 @@ def _c_copula(t):
     return judge(Reading(f"iris, X4 → −exp(−2 X4) (strictly increasing), {run.label}", run.holds, run.text), paper=paper)
 
 
+# %% ../../nbs/39_gnb_experiments.ipynb #a9cb48bf
 def _spanning_trees(d: int):
     "Every spanning tree of the complete graph on d nodes, from the Prüfer sequences (d^(d−2) of them)."
     import itertools
@@ -365,6 +393,7 @@ def _c_greedy(t):
                          + ", ".join(f"{n} (first {c} features, {m:,} trees) {g:.4f} / {b:.4f}" for n, c, g, b, m in rows)))
 
 
+# %% ../../nbs/39_gnb_experiments.ipynb #9f456053
 @claim("c", "c_no_guarantee_k3", "§4.2", "for k > 3 there is no guarantee of finding the best k-GNB structure in polynomial time", ())
 def _c_no_guarantee(t):
     return judge(Reading("", False, "not tested: the package runs the greedy 4-GNB (learn_k_structure) but commits no exhaustive search "
@@ -386,3 +415,4 @@ def _c_ge_nb(t):
                  beside=(Reading("training accuracy (reduction curve)", lower.empty,
                                  f"the full tree's training accuracy minus naive Bayes' {gain.d.min():+.1f} to {gain.d.max():+.1f} points over "
                                  f"{len(gain)} (data set, fold, model) fits, lower on {len(lower)}"),))
+

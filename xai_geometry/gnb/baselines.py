@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from numbers import Integral, Real
 
+import numba
 import numpy as np
 from scipy import special
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -22,6 +23,34 @@ from ..validation import check_features, check_target, Interval, validate_params
 __all__ = ['KernelDensityNaiveBayes', 'quantile_bins', 'bin_codes', 'discrete_conditional_mutual_information',
            'TreeAugmentedNaiveBayes', 'InnerCVClassifier', 'prefix_predictions', 'prefix_accuracies',
            'SubsampledReducedGNB']
+
+# %% ../../nbs/34_comparison_models.ipynb #a311fb99
+@numba.njit(cache=True, nogil=True)
+def _shifted_kernel_exponents(X, Xk, h, T):
+    "T[i, j, s] = -1/2 ((X[i, s] - Xk[j, s]) / h[s])^2 minus its maximum over j, the maxima set to -inf; returns (maxima, their counts), (b, d)."
+    b, d = X.shape; nk = Xk.shape[0]
+    amax = np.full((b, d), -np.inf); m = np.zeros((b, d))
+    for i in range(b):
+        for j in range(nk):
+            for s in range(d):
+                u = (X[i, s] - Xk[j, s]) / h[s]
+                a = -0.5 * u * u
+                T[i, j, s] = a
+                if a > amax[i, s]: amax[i, s] = a
+        for j in range(nk):
+            for s in range(d):
+                if T[i, j, s] == amax[i, s]: m[i, s] += 1.0; T[i, j, s] = -np.inf
+                else: T[i, j, s] = T[i, j, s] - amax[i, s]
+    return amax, m
+
+def _kernel_log_sums(X, Xk, h) -> np.ndarray:
+    "(b, d) log sum_j exp(-1/2 ((X[i, s] - Xk[j, s]) / h[s])^2): `special.logsumexp(-0.5 * u * u, axis=1)` bit for bit."
+    T = np.empty((X.shape[0], Xk.shape[0], X.shape[1]))
+    amax, m = _shifted_kernel_exponents(np.ascontiguousarray(X), np.ascontiguousarray(Xk), np.ascontiguousarray(h, dtype=float), T)
+    np.exp(T, out=T)
+    s = T.sum(1)  # the same (b, n_k, d) layout as the reference: the same order of summation
+    s = np.where(s == 0, s, s / m)
+    return np.log1p(s) + np.log(m) + amax
 
 # %% ../../nbs/34_comparison_models.ipynb #44446461
 class KernelDensityNaiveBayes(JointLogLikelihoodClassifier):
@@ -74,8 +103,7 @@ class KernelDensityNaiveBayes(JointLogLikelihoodClassifier):
             b = max(1, self.chunk_size // max(1, Xk.size))
             norm = -d * np.log(len(Xk)) - np.log(h).sum() - 0.5 * d * np.log(2 * np.pi)  # one 1/(n_k h) per feature
             for lo in range(0, n, b):
-                u = (X[lo:lo + b, None, :] - Xk[None, :, :]) / h  # (b, n_k, d)
-                J[lo:lo + b, k] += special.logsumexp(-0.5 * u * u, axis=1).sum(1) + norm
+                J[lo:lo + b, k] += _kernel_log_sums(X[lo:lo + b], Xk, h).sum(1) + norm  # (b, n_k, d) kernel terms
         return J - np.log(2.0) * float(self.exponents_.sum())  # back to the units of X
 
 # %% ../../nbs/34_comparison_models.ipynb #36424618
@@ -225,7 +253,7 @@ class InnerCVClassifier(_RefitModelClassifier):
         if len(X) > self.max_tune_rows:
             idx, _ = train_test_split(idx, train_size=self.max_tune_rows, stratify=y, random_state=self.random_state)
         cv = StratifiedKFold(3, shuffle=True, random_state=self.random_state)
-        gs = GridSearchCV(pipe, grid, cv=cv, scoring="accuracy", n_jobs=1).fit(X[idx], y[idx])
+        gs = GridSearchCV(pipe, grid, cv=cv, scoring="accuracy", refit=False, n_jobs=1).fit(X[idx], y[idx])  # its choice only
         self.best_params_ = gs.best_params_
         model = clone(pipe).set_params(**gs.best_params_)
         if self.kind == "svm":  # Platt scaling on 5 internal folds, one final SVM (libsvm's probability=True is deprecated)
@@ -251,26 +279,48 @@ def prefix_accuracies(model, X, y, max_edges: int | None = None, isolated: str =
     "(m + 1,) accuracy on (X, y) of the nested reduced models with 0, 1, ..., m edges (see `prefix_predictions`)."
     return (prefix_predictions(model, X, max_edges, isolated) == np.asarray(y)[:, None]).mean(0)
 
+
+# %% ../../nbs/34_comparison_models.ipynb #75b7ac55
+def _reduced_copy(full: GeneralizedNaiveBayes,  # fitted, without reduction
+                  m: int,  # edges (k = 3) or clusters kept, in the learned order
+                  isolated: str,  # "naive_bayes" | "drop"
+                 ) -> GeneralizedNaiveBayes:
+    "What `fit` with `n_edges=m, isolated=isolated` on the same rows gives, made from the fitted `full` without refitting."
+    import copy
+    red = copy.copy(full).set_params(n_edges=m, isolated=isolated)  # shares the fitted densities (read only)
+    s = full.full_structure_; n_models = len(s.edges) if s.k == 3 else len(s.clusters)
+    red.structure_ = s.prefix(min(m, n_models), isolated)
+    red.weight_ = red.structure_.weight(full.edge_weights_, full.class_information_) \
+        if (red.structure_.k == 3 or red.structure_.gains is not None) else np.nan
+    red._sets, red._coef = structure_coefficients([red.structure_])
+    return red
+
+# %% ../../nbs/34_comparison_models.ipynb #31a12e43
 class SubsampledReducedGNB(_RefitModelClassifier):
     """GNB with model reduction by macro-F1 on at most `max_rows` training rows (a stratified subsample).
 
     The same choice as `GeneralizedNaiveBayes(reduction="f1", isolated=isolated)` (the nested forests, first
     maximum) when the training set has at most `max_rows` rows; on
     larger sets the F1 of each forest is computed on the subsample only, which bounds the cost of the
-    nonparametric densities (quadratic in the rows). The chosen forest is then refit on all rows.
+    nonparametric densities (quadratic in the rows). The chosen forest is the full model's first edges
+    (`_reduced_copy`: what a refit on all rows with `n_edges` gives).
 
-    Attributes: classes_, model_ (the refit GeneralizedNaiveBayes), structure_, reduction_scores_.
+    Attributes: classes_, model_ (the chosen GeneralizedNaiveBayes), structure_, reduction_scores_.
     """
     def __init__(self, *, dependence: str = "nonparametric", isolated: str = "drop", max_rows: int = 1000,
                  random_state: int | None = 0):
         self.dependence, self.isolated, self.max_rows, self.random_state = dependence, isolated, max_rows, random_state
 
     def fit(self, X, y):
-        "Fit the full GNB, score its forests on the subsample, refit the best. Returns self."
+        "Fit the full GNB, score its forests on the subsample, keep the best. Returns self."
+        X = check_features(self, X, reset=True); y = check_target(y, len(X))
+        return self._reduce(GeneralizedNaiveBayes(dependence=self.dependence, random_state=self.random_state).fit(X, y), X, y)
+
+    def _reduce(self, full, X, y):
+        "The rest of `fit`, given `full` = GeneralizedNaiveBayes(dependence, random_state) fitted on (X, y) (shared with other runs)."
         from sklearn.metrics import f1_score
         from sklearn.model_selection import train_test_split
         X = check_features(self, X, reset=True); y = check_target(y, len(X))
-        full = GeneralizedNaiveBayes(dependence=self.dependence, random_state=self.random_state).fit(X, y)
         self.classes_ = full.classes_
         idx = np.arange(len(X))
         if len(X) > self.max_rows:
@@ -281,8 +331,7 @@ class SubsampledReducedGNB(_RefitModelClassifier):
         scores = [f1_score(y[idx], pred[:, t], average="macro", labels=labels) for t in cand]
         self.reduction_scores_ = dict(zip(cand, scores))
         m = cand[int(np.argmax(scores))]
-        self.model_ = full if m == len(full.full_structure_.edges) else \
-            GeneralizedNaiveBayes(dependence=self.dependence, n_edges=m, isolated=self.isolated,
-                                  random_state=self.random_state).fit(X, y)
+        self.model_ = full if m == len(full.full_structure_.edges) else _reduced_copy(full, m, self.isolated)  # = a refit with n_edges=m
         self.structure_ = self.model_.structure_
         return self
+

@@ -5,6 +5,9 @@
 # %% ../../nbs/32_classifier.ipynb #c50357ea
 from __future__ import annotations
 
+import hashlib
+from contextlib import contextmanager
+from contextvars import ContextVar
 from numbers import Integral, Real
 
 import numpy as np
@@ -14,7 +17,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..base import JointLogLikelihoodClassifier
 from ..explanation import background_sample
-from ..validation import check_features, check_target, Interval, StrOptions, validate_params
+from ..validation import check_features, check_target, column_names, Interval, StrOptions, validate_params
 
 from .information import (DEPENDENCES, MAX_ABS_CORRELATION, MIN_CLASS_SIZE, GaussianMargins,
                                           KernelMargins, _pooled_within_std, class_correlations,
@@ -23,14 +26,28 @@ from .information import (DEPENDENCES, MAX_ABS_CORRELATION, MIN_CLASS_SIZE, Gaus
 from .structure import GNBStructure, learn_k_structure, learn_structure
 
 # %% auto #0
-__all__ = ['structure_coefficients', 'GeneralizedNaiveBayes']
+__all__ = ['shared_set_densities', 'structure_coefficients', 'GeneralizedNaiveBayes']
+
+# %% ../../nbs/32_classifier.ipynb #4aeb7196
+def _logsumexp_rows(A: np.ndarray,  # (n, m) finite floats; overwritten
+                   ) -> np.ndarray:
+    "(n,) log sum_j exp(A[:, j]): `scipy.special.logsumexp(A, axis=1)`'s arithmetic, bit for bit, in place."
+    amax = A.max(1, keepdims=True)
+    top = A == amax
+    m = top.sum(1, keepdims=True, dtype=A.dtype)  # ties of the largest term, taken out of the sum as scipy does
+    A -= amax; A[top] = -np.inf
+    np.exp(A, out=A)
+    s = A.sum(1, keepdims=True)
+    s = np.where(s == 0, s, s / m)
+    return (np.log1p(s) + np.log(m) + amax)[:, 0]
 
 # %% ../../nbs/32_classifier.ipynb #b73ab74c
 def _kde_logpdf_pairscale(x, data, cov, n_k):
     "1-D kernel density with the bandwidth of the margin of a 2-D Scott estimate: h^2 = n^(-1/3) var."
     h = np.sqrt(cov[0, 0] * n_k ** (-1.0 / 3.0))
     u = (x[:, :1] - data[None, :, 0]) / h
-    return special.logsumexp(-0.5 * u * u, axis=1) - np.log(n_k * h) - 0.5 * np.log(2 * np.pi)
+    A = -0.5 * u; A *= u  # -0.5 * u * u, in place
+    return _logsumexp_rows(A) - np.log(n_k * h) - 0.5 * np.log(2 * np.pi)
 
 def _kde_logpdf(x, data, cov, n_k):
     "Gaussian kernel density with Scott's bandwidth matrix n^(-2/(m+4)) cov at x (b, m), data (n_k, m)."
@@ -38,15 +55,16 @@ def _kde_logpdf(x, data, cov, n_k):
     L = np.linalg.cholesky(H)
     a = np.linalg.solve(L, x.T).T; b = np.linalg.solve(L, data.T).T
     d2 = (a * a).sum(1)[:, None] + (b * b).sum(1)[None, :] - 2 * a @ b.T
-    return special.logsumexp(-0.5 * np.maximum(d2, 0), axis=1) - np.log(n_k) - 0.5 * m * np.log(2 * np.pi) - np.log(np.diag(L)).sum()
+    A = np.maximum(d2, 0, out=d2); A *= -0.5
+    return _logsumexp_rows(A) - np.log(n_k) - 0.5 * m * np.log(2 * np.pi) - np.log(np.diag(L)).sum()
 
-# %% ../../nbs/32_classifier.ipynb #80aa7ec8
+# %% ../../nbs/32_classifier.ipynb #0e237ec0
 _CHUNK = 2048  # rows per block when evaluating densities
 
 _MAX_UNIT_SCALE = 1e150  # |x| / 2^e beyond this: squares overflow, the densities cannot be evaluated
 
-class _Densities:
-    """Fitted per-class densities of a dependence model; `log_density(X, sets) -> (n, K, len(sets))`.
+class _DensitiesFit:
+    """Per-class densities of a dependence model, fitted (evaluated by `_Densities.log_density(X, sets) -> (n, K, len(sets))`).
 
     Scale-safe: every column is divided by a power of two, 2^e_j <= max |x_j| < 2^(e_j + 1) on the
     training rows (exact, `to_unit_scale`), the densities are fitted and evaluated in that unit scale,
@@ -75,17 +93,50 @@ class _Densities:
         self.R_ = class_correlations(Z, codes, K, self.max_abs_correlation)
         return self
 
+
+# %% ../../nbs/32_classifier.ipynb #6cf4b246
+_SET_MEMO: ContextVar = ContextVar("gnb_set_densities", default=None)
+
+@contextmanager
+def shared_set_densities():
+    """Inside the block, the nonparametric log densities of each feature set are computed once per (fitted densities,
+    array of rows): models that share fitted densities (a GNB and its reduced forests, `gnb.baselines._reduced_copy`)
+    and predict the same rows reuse them. Each set's kernel sum does not depend on the other sets, so the numbers
+    are those computed outside the block, bit for bit."""
+    token = _SET_MEMO.set({})
+    try: yield
+    finally: _SET_MEMO.reset(token)
+
+
+# %% ../../nbs/32_classifier.ipynb #c51462b3
+class _Densities(_DensitiesFit):
+    "Fitted per-class densities: `log_density(X, sets) -> (n, K, len(sets))`, log p(x_S | y_k) in the units of X."
     def log_density(self, X, sets) -> np.ndarray:
         X = to_unit_scale(np.asarray(X, dtype=float), self.exponents_)
         big = np.abs(X).max(0) > _MAX_UNIT_SCALE if len(X) else np.zeros(X.shape[1], bool)
         if big.any():
             raise ValueError(f"X: column(s) {np.flatnonzero(big).tolist()[:10]} hold values more than 1e150 times the "
                              f"largest training value; their densities cannot be evaluated")
+        out = self._remembered(X, sets) if self.dependence == "nonparametric" and _SET_MEMO.get() is not None else \
+            self._blocks(X, sets)
+        jac = np.array([np.log(2.0) * float(self.exponents_[list(S)].sum()) for S in sets])  # log of prod_s 2^e_s
+        return out - jac
+
+    def _blocks(self, X, sets):
         out = np.zeros((len(X), self.K, len(sets)))
         for lo in range(0, len(X), _CHUNK):
             out[lo:lo + _CHUNK] = self._block(X[lo:lo + _CHUNK], sets)
-        jac = np.array([np.log(2.0) * float(self.exponents_[list(S)].sum()) for S in sets])  # log of prod_s 2^e_s
-        return out - jac
+        return out
+
+    def _remembered(self, X, sets):
+        "The kernel sets' log densities (unit scale), each computed once per array content inside `shared_set_densities`."
+        key = (id(self), X.shape, hashlib.sha1(np.ascontiguousarray(X).tobytes()).hexdigest())
+        _, known = _SET_MEMO.get().setdefault(key, (self, {}))  # self kept alive: its id is not reused
+        todo = [S for S in dict.fromkeys(map(tuple, sets)) if S not in known]
+        if todo:
+            new = self._blocks(X, todo)
+            for a, S in enumerate(todo): known[S] = new[:, :, a]
+        return np.stack([known[tuple(S)] for S in sets], axis=2) if len(sets) else np.zeros((len(X), self.K, 0))
 
     def _block(self, X, sets):
         n, K = len(X), self.K
@@ -247,8 +298,30 @@ class _GNBPredict(_GNBFit):
         check_is_fitted(self)
         return self._joint_log_likelihood(check_features(self, X, reset=False))
 
-# %% ../../nbs/32_classifier.ipynb #90f548d4
-class GeneralizedNaiveBayes(_GNBPredict):
+# %% ../../nbs/32_classifier.ipynb #dda2cfc2
+class _GNBPlots(_GNBPredict):
+    "The diagnostics figure of a fitted GNB."
+    def plot_diagnostics(self, X, y, max_pairs: int = 4, names=None):
+        "Correctly and wrongly classified points on the structure's first feature pairs; returns the figure."
+        import matplotlib.pyplot as plt
+        check_is_fitted(self)
+        Xa = check_features(self, X, reset=False)
+        ok = self.predict(X) == np.asarray(y)
+        pairs = self.structure_.edges[:max_pairs] or [(0, 0)]
+        names = column_names(Xa.shape[1], names, self)
+        fig, axes = plt.subplots(1, len(pairs), figsize=(3.2 * len(pairs), 3.1), squeeze=False)
+        for ax, (i, j) in zip(axes[0], pairs):
+            ax.scatter(Xa[ok, i], Xa[ok, j], s=8, c="C2", alpha=0.5, label=f"correct ({ok.sum()})")
+            ax.scatter(Xa[~ok, i], Xa[~ok, j], s=22, c="C3", marker="x", label=f"wrong ({(~ok).sum()})")
+            ax.set_xlabel(str(names[i])[:25], fontsize=8); ax.set_ylabel(str(names[j])[:25], fontsize=8)
+            ax.set_title(f"edge ({i}, {j}): I = {self.edge_weights_[i, j]:.2f} nats", fontsize=8)
+            ax.tick_params(labelsize=7)
+        axes[0, 0].legend(fontsize=7)
+        fig.tight_layout()
+        return fig
+
+# %% ../../nbs/32_classifier.ipynb #830bd3c6
+class GeneralizedNaiveBayes(_GNBPlots):
     """Generalized naive Bayes for continuous features (naive Bayes + an optimal tree of pairwise dependencies).
 
     Parameters
@@ -295,21 +368,3 @@ class GeneralizedNaiveBayes(_GNBPredict):
     predict_log_proba come from `xai_geometry.base.JointLogLikelihoodClassifier`.
     """
 
-    def plot_diagnostics(self, X, y, max_pairs: int = 4, names=None):
-        "Correctly and wrongly classified points on the structure's first feature pairs; returns the figure."
-        import matplotlib.pyplot as plt
-        check_is_fitted(self)
-        Xa = check_features(self, X, reset=False)
-        ok = self.predict(X) == np.asarray(y)
-        pairs = self.structure_.edges[:max_pairs] or [(0, 0)]
-        names = list(names) if names is not None else list(getattr(self, "feature_names_in_", [f"x{i}" for i in range(Xa.shape[1])]))
-        fig, axes = plt.subplots(1, len(pairs), figsize=(3.2 * len(pairs), 3.1), squeeze=False)
-        for ax, (i, j) in zip(axes[0], pairs):
-            ax.scatter(Xa[ok, i], Xa[ok, j], s=8, c="C2", alpha=0.5, label=f"correct ({ok.sum()})")
-            ax.scatter(Xa[~ok, i], Xa[~ok, j], s=22, c="C3", marker="x", label=f"wrong ({(~ok).sum()})")
-            ax.set_xlabel(str(names[i])[:25], fontsize=8); ax.set_ylabel(str(names[j])[:25], fontsize=8)
-            ax.set_title(f"edge ({i}, {j}): I = {self.edge_weights_[i, j]:.2f} nats", fontsize=8)
-            ax.tick_params(labelsize=7)
-        axes[0, 0].legend(fontsize=7)
-        fig.tight_layout()
-        return fig

@@ -129,9 +129,9 @@ class GaussianMargins:
         z = self.normal_scores(X)
         return -0.5 * (z ** 2 + np.log(2 * np.pi * self.var_)[None])
 
-# %% ../../nbs/30_information.ipynb #340cff48
-class KernelMargins:
-    "Per-class kernel (Gaussian-kernel) margins on a binned grid: `bandwidth_` (K, d), grids (K, d, G)."
+# %% ../../nbs/30_information.ipynb #d1d251d1
+class _KernelMarginsFit:
+    "Fitting of `KernelMargins`: the bandwidths (K, d) and the density and CDF on a grid of G points per class and feature, (K, d, G)."
     def __init__(self, grid_size: int = 512, bandwidth_factor: float | None = None):
         self.grid_size, self.bandwidth_factor = grid_size, bandwidth_factor
 
@@ -171,6 +171,10 @@ class KernelMargins:
             self.xmin_[k], self.xmax_[k] = Xk.min(0), Xk.max(0)
         return self
 
+
+# %% ../../nbs/30_information.ipynb #0d0cfada
+class KernelMargins(_KernelMarginsFit):
+    "Per-class kernel (Gaussian-kernel) margins on a binned grid: `bandwidth_` (K, d), grids (K, d, G)."
     def _interp(self, X, grid, k):
         "Linear interpolation of grid[k] (d, G) at X (n, d); also the in-range mask."
         G = self.grid_size

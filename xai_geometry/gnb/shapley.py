@@ -17,13 +17,13 @@ from ..explanation import Explanation, _label, check_output, class_explanation, 
 from ..explanation import background_sample as _background_sample
 from .classifier import _MAX_UNIT_SCALE, GeneralizedNaiveBayes, structure_coefficients
 from .information import GaussianMargins, to_unit_scale
-from ..validation import StrOptions, check_features, check_params, keyword_only, warn_deprecated
+from ..validation import StrOptions, check_features, check_params, column_names, keyword_only, warn_deprecated
 
 # %% auto #0
 __all__ = ['OUTPUTS', 'COMPLEMENTS', 'explain', 'background_sample', 'default_complement', 'explained_output',
            'exact_shapley_values', 'Prepared', 'shapley_values', 'base_values', 'expected_value', 'embedding']
 
-# %% ../../nbs/41_gnb_shapley.ipynb #3f8b7302
+# %% ../../nbs/41_gnb_shapley.ipynb #7c0aefc1
 OUTPUTS = ("log_odds", "joint_log_likelihood", "centred_log_likelihood")   # the names of xai_geometry.explanation.OUTPUTS part C offers
 COMPLEMENTS = ("pooled", "mixture")
 
@@ -61,6 +61,8 @@ def default_complement(model, complement=None) -> str:
     if complement is not None: return complement
     return "pooled" if len(model.classes_) == 2 or model.dependence == "gaussian" else "mixture"
 
+
+# %% ../../nbs/41_gnb_shapley.ipynb #96c2caec
 def _pooled_densities(model):
     """The complement of every class, its other classes pooled into one Gaussian: per class k, the mean and the
     covariance of the mixture of the other classes' fitted Gaussians with weights N_r / (N − N_k) — the moments of
@@ -81,6 +83,8 @@ def _pooled_densities(model):
     comp.R_ = R
     return comp
 
+
+# %% ../../nbs/41_gnb_shapley.ipynb #eead564a
 def _output_terms(model, output, complement):
     """f(H, sets) -> (n, K, S), the per-set terms of `output` before the structure's coefficients, and the (K,)
     constant: output_k(x) = constant_k + Σ_S coef_S f_S,k(x_S) for every output (the sets and coefficients of the
@@ -119,6 +123,8 @@ def _class_map(model, output, complement):
                          "densities), or output='centred_log_likelihood' or 'joint_log_likelihood'")
     return None
 
+
+# %% ../../nbs/41_gnb_shapley.ipynb #5b1c66d9
 def explained_output(model: GeneralizedNaiveBayes, X, *, output: str = "log_odds", complement: str | None = None) -> np.ndarray:
     "(n, K) the quantity the Shapley values explain, computed from the model (`predict_joint_log_proba` for the joint log-likelihood)."
     _check_model(model); output = _check_output(output, complement, "explained_output")
@@ -128,6 +134,8 @@ def explained_output(model: GeneralizedNaiveBayes, X, *, output: str = "log_odds
     f, const = _output_terms(model, output, complement)
     return const + f(X, sets) @ coef[:, 0]
 
+
+# %% ../../nbs/41_gnb_shapley.ipynb #943dece6
 @keyword_only
 def exact_shapley_values(model: GeneralizedNaiveBayes, X,
                          *, background,              # (b, d) background rows
@@ -149,7 +157,7 @@ def exact_shapley_values(model: GeneralizedNaiveBayes, X,
     return coalition_shapley(value, d)
 
 
-# %% ../../nbs/41_gnb_shapley.ipynb #7d44cc9f
+# %% ../../nbs/41_gnb_shapley.ipynb #71819764
 def _pair_terms(model):
     "Sets (tuples of ≤ 2 features) and coefficients (n_sets,) of the fitted structure; ValueError for larger clusters."
     sets, coef = structure_coefficients([model.structure_])
@@ -157,6 +165,8 @@ def _pair_terms(model):
     if big: raise ValueError(f"closed-form Shapley values need clusters of at most two features (k = 3); got {big[:3]}")
     return sets, coef[:, 0]
 
+
+# %% ../../nbs/41_gnb_shapley.ipynb #245c5606
 _HYBRID_ROWS = 1 << 16  # rows of a hybrid block
 
 def _two_colouring(d, pair_sets):
@@ -175,6 +185,8 @@ def _two_colouring(d, pair_sets):
         raise ValueError("the pair terms do not form a forest (odd cycle): closed form needs a GNB tree or forest")
     return colour
 
+
+# %% ../../nbs/41_gnb_shapley.ipynb #c31e2ad9
 def _cross_means(f, K, A, B, from_A, sets):
     "(len(A), K, len(sets)): mean over b ∈ B of the terms f at the row with columns `from_A` from a, the others from b."
     b = len(B)
@@ -201,6 +213,8 @@ def _pair_expectations(f, K, X, B, sets, coef):
     Aj = np.where(i_black, x_white, x_black)                   # second feature j present, i absent
     return pairs, Ai, Aj, E0
 
+
+# %% ../../nbs/41_gnb_shapley.ipynb #b4700345
 def _resolve_background(model, background, X_background, n_background, random_state, caller):
     "The background rows (b, d): given, or (deprecated) drawn from `X_background`; a clear error naming `background` otherwise."
     if X_background is not None:
@@ -219,6 +233,8 @@ def _resolve_background(model, background, X_background, n_background, random_st
                              "version, which kept no background_)")
     return _check_rows(model, background, "background")
 
+
+# %% ../../nbs/41_gnb_shapley.ipynb #3ec9ee43
 def _averaged_shapley_values(model, X, B, output, complement) -> np.ndarray:
     """(n, d, K) the closed form with its expectations averaged over the background rows (the hybrid rows of
     `_pair_expectations`): the reference of `Prepared`, and its path for the log-odds of 3+ classes against the mixture."""
@@ -254,7 +270,8 @@ def _averaged_base_values(model, B, output, complement) -> np.ndarray:
                        * coef[pairs]).sum(axis=1)
     return base
 
-# %% ../../nbs/41_gnb_shapley.ipynb #c41q0001
+
+# %% ../../nbs/41_gnb_shapley.ipynb #20829508
 def _linear_output(model, output, complement):
     """(A, const, densities) with output_k(x) = const_k + Σ_c A[k, c] Σ_T coef_T log p_c(x_T), the channels c being the
     classes of each density of `densities` in turn; None where the output is not linear in the classes' set log-densities
@@ -278,6 +295,8 @@ def _unit_rows(dens, X):
                          f"largest training value; their densities cannot be evaluated")
     return U
 
+
+# %% ../../nbs/41_gnb_shapley.ipynb #3601204e
 class _Quadratic:
     """The structure's terms of one Gaussian or Gaussian-copula density, feature by feature and edge by edge:
     Σ_T coef_T log p_k(x_T) = const_k + Σ_s u_ks(x_s) + Σ_(i,j) w_kij z_ki z_kj, u_ks = α_s log m_ks + β_ks z_ks²; the
@@ -381,7 +400,7 @@ def _kde_cross(dens, k, S, u, v):
     pk = _PairKernel(dens, k, S)
     return pk.table(pk.rows(u), pk.cols(v))
 
-# %% ../../nbs/41_gnb_shapley.ipynb #c41k0002
+# %% ../../nbs/41_gnb_shapley.ipynb #0949ca18
 _BLAS = []   # threadpoolctl's controller of the loaded BLAS libraries, found once per process (a scan costs about 1 ms)
 
 def _one_blas_thread():
@@ -392,6 +411,8 @@ def _one_blas_thread():
         _BLAS.append(ThreadpoolController())
     return _BLAS[0].limit(limits=1, user_api="blas")
 
+
+# %% ../../nbs/41_gnb_shapley.ipynb #4638e0cc
 class _KernelSums:
     """The nonparametric terms: at set-up the terms at the background, the background's sides of every pair's kernel
     sums (`_PairKernel`, kept within `_CACHE_BYTES`) and E f(X'_i, X'_j); per call f(x) (the model's densities) and
@@ -468,7 +489,7 @@ class Prepared:
         elif model.dependence == "nonparametric":
             self._kernel = _KernelSums(model, self.output, complement, sets, coef, B); self.base = self._kernel.base
         else: self.base = _averaged_base_values(model, B, self.output, complement)
-        self.names = [str(c) for c in getattr(model, "feature_names_in_", [f"x{i}" for i in range(model.n_features_in_)])]
+        self.names = column_names(model.n_features_in_, model=model)
         comp = default_complement(model, complement)
         self.info = {"output": self.output, "n_background": len(B), "dependence": model.dependence,
                      "background": "the given rows" if background is not None else

@@ -11,6 +11,8 @@ from itertools import combinations
 import numpy as np
 from scipy.sparse.csgraph import connected_components, minimum_spanning_tree
 
+from ..validation import column_names
+
 # %% auto #0
 __all__ = ['maximum_spanning_tree', 'GNBStructure', 'learn_structure', 'learn_k_structure', 'plot_structure']
 
@@ -218,7 +220,7 @@ def plot_structure(structure: GNBStructure, ax=None, names=None, edge_weights=No
     "Draw the features on a circle with the class in the middle; feature edges thick, width ~ weight."
     import matplotlib.pyplot as plt
     ax = ax or plt.gca(); d = structure.n_features
-    names = list(names) if names is not None else [f"x{i}" for i in range(d)]
+    names = column_names(d, names)
     ang = np.pi / 2 - 2 * np.pi * np.arange(d) / d; P = np.column_stack([np.cos(ang), np.sin(ang)])
     used = set(structure.features)
     for s in used: ax.plot([0, P[s, 0]], [0, P[s, 1]], color="0.85", lw=0.8, zorder=1)
