@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import warnings
 from dataclasses import dataclass
 from typing import Callable
 
@@ -20,9 +19,9 @@ from ..reading import model_output
 from ..validation import check_points, estimator_type, keyword_only, rbf_gamma
 
 # %% auto #0
-__all__ = ['BASELINES', 'GRADIENT_BASELINES', 'ExplainedModel', 'explained_model', 'explained_output', 'output_gradient',
-           'gradient_x_input', 'sensitivity', 'integrated_gradients', 'Background', 'occlusion', 'shapley_sampling',
-           'KernelCoalitions', 'kernel_shap', 'kernel_shap_mean', 'lime', 'explain']
+__all__ = ['ExplainedModel', 'explained_model', 'explained_output', 'output_gradient', 'gradient_x_input', 'sensitivity',
+           'integrated_gradients', 'Background', 'occlusion', 'shapley_sampling', 'KernelCoalitions', 'kernel_shap',
+           'kernel_shap_mean', 'lime']
 
 # %% ../../nbs/25_attribution.ipynb #f02d6d6d
 def _dense(A) -> np.ndarray:
@@ -122,17 +121,17 @@ def explained_model(model) -> ExplainedModel:
         if a.shape[0] != 1:
             raise ValueError(f"{name}: only one decision function is explained (dual_coef_ has {a.shape[0]} rows)")
         f, g = _kernel_expansion(_dense(model.support_vectors_), a[0], np.ravel(model.intercept_)[0], gamma)
-        return ExplainedModel(model, "kernel", d, f, g, f"{name}.decision_function" if classifier else f"{name}.predict")
+        return ExplainedModel(model, "kernel", d, f, g, f"{name}.{model_output(model)[0]}")
     if gamma is not None and hasattr(model, "X_fit_"):  # KernelRidge
         a = _dense(model.dual_coef_)
         if a.ndim == 2 and a.shape[1] != 1:
             raise ValueError(f"{name}: only single-output regression is explained (dual_coef_ shape {a.shape})")
         f, g = _kernel_expansion(_dense(model.X_fit_), a.ravel(), 0.0, gamma)
-        return ExplainedModel(model, "kernel", d, f, g, f"{name}.predict")
+        return ExplainedModel(model, "kernel", d, f, g, f"{name}.{model_output(model)[0]}")
     if getattr(model, "kernel", None) == "linear" and hasattr(model, "X_fit_"):  # KernelRidge, linear kernel
         w = _dense(model.dual_coef_).ravel() @ _dense(model.X_fit_)
-        out = _named(model, lambda X: np.asarray(model.predict(X), float).ravel())
-        return ExplainedModel(model, "linear", d, out, lambda X: np.broadcast_to(w, X.shape).copy(), f"{name}.predict")
+        what, out = model_output(model)
+        return ExplainedModel(model, "linear", d, out, lambda X: np.broadcast_to(w, X.shape).copy(), f"{name}.{what}")
 
     # linear models and linear-kernel SVMs: f = w.x + b
     if getattr(model, "kernel", "linear") == "linear" and hasattr(model, "coef_"):
@@ -140,11 +139,10 @@ def explained_model(model) -> ExplainedModel:
             w = np.asarray(model.coef_, float)
         except (TypeError, ValueError):
             w = None
-        if w is not None and (w.ndim == 1 or w.shape[0] == 1) and w.size == d:
+        what, out = model_output(model)                  # w·x + b is the decision function (classifiers) or predict
+        if w is not None and (w.ndim == 1 or w.shape[0] == 1) and w.size == d and what in ("decision_function", "predict"):
             w = w.ravel()
-            method = "decision_function" if classifier else "predict"
-            out = _named(model, lambda X: np.asarray(getattr(model, method)(X), float).ravel())
-            return ExplainedModel(model, "linear", d, out, lambda X: np.broadcast_to(w, X.shape).copy(), f"{name}.{method}")
+            return ExplainedModel(model, "linear", d, out, lambda X: np.broadcast_to(w, X.shape).copy(), f"{name}.{what}")
 
     what, out = model_output(model)                      # every other model: the one reading of its output
     if hasattr(model, "_fit_X") and name.startswith("KNeighbors") and classifier:
@@ -508,38 +506,3 @@ def lime(model, X, *, background=None, random_state=0, n_samples: int = 5000,
         r = (ZcW @ yc[..., None])[..., 0]
         out[s:s + c] = np.linalg.solve(G, r[..., None])[..., 0]
     return out
-
-# %% ../../nbs/25_attribution.ipynb #77cc7883
-BASELINES: dict[str, Callable[..., np.ndarray]] = {
-    "gradient_x_input": gradient_x_input,
-    "sensitivity": sensitivity,
-    "integrated_gradients": integrated_gradients,
-    "occlusion": occlusion,
-    "shapley_sampling": shapley_sampling,
-    "kernel_shap": kernel_shap,
-    "kernel_shap_mean": kernel_shap_mean,
-    "lime": lime,
-}
-GRADIENT_BASELINES = ("gradient_x_input", "sensitivity", "integrated_gradients")
-
-
-def explain(model,                     # fitted binary classifier or regressor (see `explained_model`)
-            X,                         # (n, d) points to explain (array or DataFrame, matched by column name)
-            *args,                     # (deprecated) the old order explain(method, model, X, background)
-            method: str | None = None, # a key of BASELINES (Table 2's names)
-            background=None,           # training set or reference rows (occlusion, the Shapley methods, LIME)
-            random_state=0,
-            **options) -> np.ndarray:
-    "Run the baseline `method` on `model` -> relevance (n, d), positive = evidence for `classes_[1]`."
-    if isinstance(model, str) and method is None:   # explain(method, model, X[, background]): the order before the model came first
-        warnings.warn("attribution.explain(method, model, X, background): pass the model first, "
-                      "explain(model, X, method=..., background=...); the old order will be removed", FutureWarning, stacklevel=2)
-        if len(args) > 2: raise TypeError("explain takes model, X and background in the old order")
-        method, model, X, background = model, X, (args[0] if args else None), (args[1] if len(args) > 1 else background)
-    elif args:
-        raise TypeError(f"explain takes the model and X as its only positional arguments, got {2 + len(args)}")
-    if method is None: raise TypeError(f"explain needs method=..., one of {sorted(BASELINES)}")
-    if method not in BASELINES:
-        raise ValueError(f"method must be one of {sorted(BASELINES)}, got {method!r}")
-    return BASELINES[method](model, X, background=background, random_state=random_state, **options)
-

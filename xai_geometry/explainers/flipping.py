@@ -14,6 +14,7 @@ from sklearn.utils import check_array
 from sklearn.utils.validation import check_is_fitted
 
 from ..explanation import Explanation
+from ..reading import model_output
 from ..validation import Interval, check_points, StrOptions, check_features, check_params, keyword_only, warn_deprecated
 from numbers import Integral, Real
 from .baselines import ExplainedModel, explained_model
@@ -198,9 +199,10 @@ def flipping_step(n_features: int) -> int:
 def _as_output(model, X):
     "f: (m, d) -> (m,) and the checked points X, from a fitted estimator, a network of part B (`decision_function`) or a callable."
     if not hasattr(model, "fit") and not isinstance(model, ExplainedModel):
-        if hasattr(model, "decision_function"):
+        if hasattr(model, "decision_function"):                          # a network: its output, read as any model's
             X = check_points(model, X) if hasattr(model, "n_features_in_") else check_array(X, input_name="X")
-            return (lambda Z: np.asarray(model.decision_function(Z), float).ravel()), X
+            f = model_output(model)[1]
+            return (lambda Z: f(Z).ravel()), X
         if callable(model):
             return (lambda Z: np.asarray(model(Z), float).ravel()), check_array(X, input_name="X")
     em = explained_model(model)
