@@ -266,8 +266,7 @@ def check_features(est,  # the estimator (reads/sets n_features_in_, feature_nam
                          f"{est.n_features_in_} features as input")
     _check_values(est, A, name, allow_nan)
     if not numeric:
-        names = getattr(est, "feature_names_in_", None)
-        return pd.DataFrame(A, columns=list(names) if names is not None else [f"x{i}" for i in range(A.shape[1])])
+        return pd.DataFrame(A, columns=column_names(A.shape[1], model=est))
     return A
 
 def check_target(y,  # class labels, one per row

@@ -19,7 +19,7 @@ from ..explainers.baselines import (Background, ExplainedModel, KernelCoalitions
     integrated_gradients, kernel_shap, kernel_shap_mean, lime, occlusion, sensitivity, shapley_sampling)
 from ..explainers.reference import lime_tabular, shap_kernel
 from ..reading import model_output
-from ..validation import check_points, estimator_type
+from ..validation import check_points, column_names, estimator_type
 
 # %% auto #0
 __all__ = ['ModelAgnostic', 'AgnosticExplainer', 'GradientXInput', 'Sensitivity', 'IntegratedGradients', 'Occlusion',
@@ -138,7 +138,7 @@ def _agnostic_call(self, X) -> Explanation:
     for em, extra in zip(self._outputs, self._setup):
         V.append(np.asarray(cls.function(em, A, background=self._B, random_state=self.random_state, **self.options, **extra), float))
         base.append(cls.base_values(em, A, V[-1], self._B, self.options))
-    names = [str(c) for c in getattr(em0.model, "feature_names_in_", [f"x{j}" for j in range(A.shape[1])])]
+    names = column_names(A.shape[1], model=em0.model)
     data = pd.DataFrame(A, columns=names, index=rows.index if isinstance(rows, pd.DataFrame) else None)
     B = self.background_
     info = {"model": type(em0.model).__name__, "method": cls.name, "additive": cls.additive, "explains": cls.explains,

@@ -13,7 +13,7 @@ from ..explanation import Explanation, background_sample
 from .exact import Exact, check_interactions, diagonal_interactions
 from .agnostic import _stored_rows
 from ..reading import model_output
-from ..validation import as_rows, check_points, estimator_type
+from ..validation import as_rows, check_points, column_names, estimator_type
 
 # %% auto #0
 __all__ = ['LinearShapley', 'LinearPrepared']
@@ -97,8 +97,7 @@ class LinearPrepared:
             raise ValueError(f"{type(model).__name__}.{self.what} is not w·x + b with its coef_ on the background rows: "
                              "explain it with a model-agnostic method (method='kernel_shap')")
         self.base = self.mean @ W.T + b                                   # (T,) = E_B f, exactly w·mean + b
-        names = getattr(model, "feature_names_in_", None)
-        self.names = [str(c) for c in names] if names is not None else [f"x{j}" for j in range(B.shape[1])]
+        self.names = column_names(B.shape[1], model=model)
 
     def __call__(self, X) -> Explanation:
         X = as_rows(X)                                                    # one Series is one row
