@@ -43,7 +43,7 @@ def _named(model, f):
     if names is None: return f
     return lambda X: f(pd.DataFrame(X, columns=names))
 
-
+# %% ../../nbs/25_attribution.ipynb #edca2ab0
 @dataclass
 class ExplainedModel:
     "A fitted model read as one real-valued output `f` (positive = evidence for `classes_[1]`)."
@@ -58,7 +58,7 @@ class ExplainedModel:
         "f(X) -> (n,), evaluated in chunks."
         return self.output(X)
 
-
+# %% ../../nbs/25_attribution.ipynb #a4f7a30e
 def _kernel_expansion(U, a, b, gamma):
     "f and grad f of x -> sum_i a_i exp(-gamma |x - u_i|^2) + b, chunked over rows."
     U = np.asarray(U, float); a = np.asarray(a, float).ravel(); b = float(b)
@@ -89,7 +89,7 @@ def _kernel_expansion(U, a, b, gamma):
 
     return output, gradient
 
-
+# %% ../../nbs/25_attribution.ipynb #d0b136d7
 def explained_model(model) -> ExplainedModel:
     """Read a fitted binary classifier or single-output regressor as its explained output f.
 
@@ -149,7 +149,7 @@ def explained_model(model) -> ExplainedModel:
         return ExplainedModel(model, "knn", d, out, None, f"{name}.{what} (signed vote fraction / 2)")
     return ExplainedModel(model, "generic", d, out, None, f"{name}.{what}")
 
-
+# %% ../../nbs/25_attribution.ipynb #ad7ee221
 def explained_output(model, X) -> np.ndarray:
     "The real-valued output f(X) -> (n,) that every baseline explains (positive = `classes_[1]`)."
     em = explained_model(model)
@@ -176,7 +176,6 @@ def output_gradient(model, X) -> np.ndarray:
     if em.gradient is None: raise _no_gradient(em)
     return em.gradient(X)
 
-
 # %% ../../nbs/25_attribution.ipynb #77b771be
 def _gradient_model(model, X):
     em = explained_model(model)
@@ -190,7 +189,7 @@ def gradient_x_input(model, X, *, background=None, random_state=None) -> np.ndar
     em, X = _gradient_model(model, X)
     return X * em.gradient(X)
 
-
+# %% ../../nbs/25_attribution.ipynb #e0f8a585
 @keyword_only
 def sensitivity(model, X, *, background=None, random_state=None, signed: bool = False) -> np.ndarray:
     "Sensitivity (grad f(x))^2, (n, d) (Table 2's (df)^2); `signed=True` gives sign(df) * (df)^2."
@@ -198,7 +197,7 @@ def sensitivity(model, X, *, background=None, random_state=None, signed: bool = 
     G = em.gradient(X)
     return G * np.abs(G) if signed else G ** 2
 
-
+# %% ../../nbs/25_attribution.ipynb #5928e238
 def _path_weights(n_steps: int, rule: str):
     "Positions alpha_k on [0, 1] and weights of the Riemann sum of the path integral."
     if not isinstance(n_steps, (int, np.integer)) or n_steps < 1:
@@ -215,7 +214,7 @@ def _path_weights(n_steps: int, rule: str):
         return k, w
     raise ValueError(f"rule must be 'right', 'left', 'midpoint' or 'trapezoid', got {rule!r}")
 
-
+# %% ../../nbs/25_attribution.ipynb #77a0ef8a
 @keyword_only
 def integrated_gradients(model, X, *, background=None, random_state=None, baseline=None,
                          n_steps: int = 10, rule: str = "right") -> np.ndarray:
@@ -256,7 +255,7 @@ class Background:
     def mean(self) -> np.ndarray:
         return self.rows.mean(0, keepdims=True)
 
-
+# %% ../../nbs/25_attribution.ipynb #f703dfb5
 def _reference(background, em: ExplainedModel, how: str = "mean") -> np.ndarray:
     "Reference rows (B, d): the background mean (how='mean') or the background rows (how='data'); checked unless a `Background`."
     if how not in ("mean", "data"): raise ValueError(f"reference must be 'mean' or 'data', got {how!r}")
@@ -272,7 +271,7 @@ def _batched_output(em: ExplainedModel, P: np.ndarray) -> np.ndarray:
 def _chunk_rows(per_row: int) -> int:
     return max(1, _CHUNK // max(1, per_row))
 
-
+# %% ../../nbs/25_attribution.ipynb #82843171
 @keyword_only
 def occlusion(model, X, *, background=None, random_state=None) -> np.ndarray:
     "Occlusion R_j = f(x) - f(x with x_j set to the training mean), (n, d)."
@@ -288,7 +287,7 @@ def occlusion(model, X, *, background=None, random_state=None) -> np.ndarray:
         out[s:s + len(x)] = em.output(x)[:, None] - _batched_output(em, P)
     return out
 
-
+# %% ../../nbs/25_attribution.ipynb #8d9d640e
 def _permutations(d: int, n_permutations, rng) -> np.ndarray:
     if isinstance(n_permutations, str):
         if n_permutations != "all":
@@ -300,7 +299,7 @@ def _permutations(d: int, n_permutations, rng) -> np.ndarray:
         raise ValueError(f"n_permutations must be a positive integer or 'all', got {n_permutations!r}")
     return np.argsort(rng.random((n_permutations, d)), axis=1)
 
-
+# %% ../../nbs/25_attribution.ipynb #1e35dde2
 @keyword_only
 def shapley_sampling(model, X, *, background=None, random_state=0, n_permutations=10) -> np.ndarray:
     """Shapley value sampling (Castro et al. 2009), (n, d).
@@ -348,7 +347,7 @@ def _kernel_shap_coalitions(d: int, n_samples: int, rng):
     Z = np.argsort(order, axis=1) < k[:, None]  # a uniformly random subset of size k
     return np.concatenate([Z, ~Z]), np.ones(2 * half)
 
-
+# %% ../../nbs/25_attribution.ipynb #e3e77478
 @dataclass
 class KernelCoalitions:
     "KernelSHAP's coalitions Z (S, d), their Shapley-kernel weights w (S,) and the pseudo-inverse of the weighted design, solved once."
@@ -367,7 +366,7 @@ class KernelCoalitions:
         A = (Z[:, :-1].astype(float) - Z[:, -1:]) * np.sqrt(w)[:, None]  # (S, d - 1)
         return cls(Z, w, np.linalg.pinv(A))
 
-
+# %% ../../nbs/25_attribution.ipynb #57e88d4a
 @keyword_only
 def kernel_shap(model, X, *, background=None, random_state=0, n_samples: int | None = None,
                 reference: str = "data", coalitions: KernelCoalitions | None = None) -> np.ndarray:
@@ -408,7 +407,7 @@ def kernel_shap(model, X, *, background=None, random_state=0, n_samples: int | N
         out[s:s + step, -1] = delta - phi.sum(1)
     return out
 
-
+# %% ../../nbs/25_attribution.ipynb #112a968b
 @keyword_only
 def kernel_shap_mean(model, X, *, background=None, random_state=0, n_samples: int | None = None,
                      coalitions: KernelCoalitions | None = None) -> np.ndarray:
@@ -452,7 +451,7 @@ class _QuartileBins:
         "Bin index (searchsorted left, as lime) of every entry of X (n, d) -> (n, d)."
         return (X[..., None] > borders).sum(-1)
 
-
+# %% ../../nbs/25_attribution.ipynb #fa12a871
 def _truncated_standard_normal(lo, hi, rng):
     "Draws of N(0, 1) truncated to [lo, hi] (same shapes) by inverse CDF, on the lower tail for accuracy."
     flip = lo > 0
@@ -461,7 +460,7 @@ def _truncated_standard_normal(lo, hi, rng):
     z = np.clip(special.ndtri(pa + rng.random(a.shape) * (pb - pa)), a, b)
     return np.where(flip, -z, z)
 
-
+# %% ../../nbs/25_attribution.ipynb #95797904
 @keyword_only
 def lime(model, X, *, background=None, random_state=0, n_samples: int = 5000,
          kernel_width: float | None = None, alpha: float = 1.0) -> np.ndarray:
