@@ -38,6 +38,7 @@ def _margin(model, cols):
         D = np.sort(D ** 2, axis=1); return D[:, 1] - D[:, 0]
     return f
 
+# %% ../../nbs/48c_bench_door.ipynb #210a4e79
 def door_families(quick: bool = False) -> list[dict]:
     """The families the door explains exactly, each fitted on a bundled data set: {"family", "dataset", "model",
     "X" (the rows the model takes), "train" (training rows), "peer" ("tree", "linear" or "kernel"), "f" (the
