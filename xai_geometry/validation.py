@@ -383,7 +383,7 @@ def is_passthrough(step) -> bool:
     return (type(step).__name__ == "FunctionTransformer" and type(step).__module__.startswith("sklearn.")
             and step.func is None and step.inverse_func is None)
 
-
+# %% ../nbs/08a_validation.ipynb #c8535684
 def check_per_feature_step(name: str,  # the step's name in the pipeline, for messages
                            step,  # the fitted step
                            allowed: tuple = PER_FEATURE_STEPS,  # class names of scikit-learn's preprocessing accepted
@@ -404,7 +404,7 @@ def check_per_feature_step(name: str,  # the step's name in the pipeline, for me
                          "columns; use encode='ordinal' (one column per feature)")
     check_is_fitted(step)
 
-
+# %% ../nbs/08a_validation.ipynb #df2dbf1d
 def pipeline_parts(model,  # a fitted sklearn.pipeline.Pipeline
                    allowed: tuple = PER_FEATURE_STEPS,  # the per-feature steps accepted before the final one
                    why: str | None = None,  # why only those (for the message)
@@ -418,4 +418,3 @@ def pipeline_parts(model,  # a fitted sklearn.pipeline.Pipeline
     for step_name, step in model.steps[:-1]:
         check_per_feature_step(step_name, step, allowed, **({} if why is None else {"why": why}))
     return [s for _, s in model.steps[:-1] if not is_passthrough(s)], final
-

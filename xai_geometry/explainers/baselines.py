@@ -89,15 +89,9 @@ def _kernel_expansion(U, a, b, gamma):
 
     return output, gradient
 
-# %% ../../nbs/25_attribution.ipynb #d0b136d7
-def explained_model(model) -> ExplainedModel:
-    """Read a fitted binary classifier or single-output regressor as its explained output f.
-
-    Gaussian-kernel SVC/NuSVC/SVR/NuSVR/KernelRidge get our own chunked kernel evaluation and the
-    analytic gradient; linear kernels and linear models (``coef_``) the constant gradient;
-    k-NN and other models only ``f`` (delegated to the estimator's own methods)."""
-    if isinstance(model, ExplainedModel):
-        return model
+# %% ../../nbs/25_attribution.ipynb #cbbed095
+def _explainable(model) -> tuple:
+    "The name of a fitted binary classifier or single-output regressor, whether it is a classifier, its number of features; an error saying why otherwise."
     if not (hasattr(model, "fit") and (hasattr(model, "predict") or hasattr(model, "decision_function"))):
         raise TypeError(f"model must be a fitted scikit-learn classifier or regressor, got {type(model).__name__}")
     check_is_fitted(model)
@@ -112,7 +106,18 @@ def explained_model(model) -> ExplainedModel:
     d = getattr(model, "n_features_in_", None)
     if d is None:
         raise TypeError(f"{name} has no n_features_in_: is it a fitted scikit-learn estimator?")
-    d = int(d)
+    return name, classifier, int(d)
+
+# %% ../../nbs/25_attribution.ipynb #d0b136d7
+def explained_model(model) -> ExplainedModel:
+    """Read a fitted binary classifier or single-output regressor as its explained output f.
+
+    Gaussian-kernel SVC/NuSVC/SVR/NuSVR/KernelRidge get our own chunked kernel evaluation and the
+    analytic gradient; linear kernels and linear models (``coef_``) the constant gradient;
+    k-NN and other models only ``f`` (delegated to the estimator's own methods)."""
+    if isinstance(model, ExplainedModel):
+        return model
+    name, classifier, d = _explainable(model)
 
     # Gaussian kernel expansions
     gamma = rbf_gamma(model)
