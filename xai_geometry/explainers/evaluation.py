@@ -69,7 +69,7 @@ def _kinds(step, n_in: int, name: str = "step") -> list:
         return [_NUMERIC] * (len(origin) - n_ind) + [_CATEGORY] * n_ind
     return [_NUMERIC] * len(origin)                              # scalers: one numeric column per column
 
-
+# %% ../../nbs/26a_evaluate.ipynb #7d62af49
 def _parts_kinds(step, n_out: int, name: str) -> list:
     "The kinds of a ColumnTransformer's output columns, each transformer's in its slice."
     out = [_NUMERIC] * n_out
@@ -207,19 +207,24 @@ class _Units:
         self._num = np.flatnonzero(num)
         self._znum = np.array([zcols[c][0] for c in self._num], dtype=int)
 
-    def to_z(self, W: np.ndarray) -> np.ndarray:
-        if self.identity: return W
-        Z = np.empty((len(W), len(self.zof)))
-        Z[:, self._znum] = W[:, self._num] / self.sd
-        for c, lv in self.levels.items(): Z[:, self.zcols[c]] = (W[:, [c]] == lv[None, :]) / np.sqrt(2)
-        return Z
+# %% ../../nbs/26a_evaluate.ipynb #1e2e3292
+def _units_to_z(self, W: np.ndarray) -> np.ndarray:
+    "Working rows W (n, p) -> the in-painter's columns Z: numbers in units of their spread, a category as scaled indicators."
+    if self.identity: return W
+    Z = np.empty((len(W), len(self.zof)))
+    Z[:, self._znum] = W[:, self._num] / self.sd
+    for c, lv in self.levels.items(): Z[:, self.zcols[c]] = (W[:, [c]] == lv[None, :]) / np.sqrt(2)
+    return Z
 
-    def to_w(self, D: np.ndarray) -> np.ndarray:
-        if self.identity: return D
-        W = np.empty(D.shape[:-1] + (len(self.kinds),))
-        W[..., self._num] = D[..., self._znum] * self.sd
-        for c, lv in self.levels.items(): W[..., c] = lv[np.argmax(D[..., self.zcols[c]], axis=-1)]
-        return W
+def _units_to_w(self, D: np.ndarray) -> np.ndarray:
+    "Draws D (..., q) in the in-painter's columns -> working rows (a category: the value of its largest indicator)."
+    if self.identity: return D
+    W = np.empty(D.shape[:-1] + (len(self.kinds),))
+    W[..., self._num] = D[..., self._znum] * self.sd
+    for c, lv in self.levels.items(): W[..., c] = lv[np.argmax(D[..., self.zcols[c]], axis=-1)]
+    return W
+
+_Units.to_z, _Units.to_w = _units_to_z, _units_to_w
 
 # %% ../../nbs/26a_evaluate.ipynb #0ce8b42f
 def _margin(S: np.ndarray, k: int) -> np.ndarray:

@@ -257,6 +257,31 @@ def flip(f0: np.ndarray,  # (n,) the model's output at the explained points
         curves[:, t] = (sign[:, None] * transform(score(draws, kept))).mean(1)
     return n_removed, curves
 
+# %% ../../nbs/26_flipping.ipynb #2c6e9c89
+def _relevance_rows(relevance, n: int, d: int) -> np.ndarray:
+    "The relevance (n, d) of the explained rows: an array, or the values of an Explanation of one output."
+    if isinstance(relevance, Explanation):
+        if relevance.values.ndim != 2: raise ValueError("relevance is an Explanation of several outputs: pick one with .select_output(k)")
+        relevance = relevance.values
+    R = check_array(relevance, input_name="relevance")
+    if R.shape[1] != d: raise ValueError(f"relevance has {R.shape[1]} features but X has {d}")
+    if R.shape[0] != n:
+        raise ValueError(f"relevance has {R.shape[0]} rows but X has {n}")
+    return R
+
+
+def _fitted_inpainter(inpainter, background, d: int) -> ConditionalKDEInpainter:
+    "The in-painter: the fitted one given, or one fitted to `background`; its columns must be X's d."
+    if inpainter is None:
+        if background is None:
+            raise ValueError("pass background= (the training rows the in-painter is fitted to) or a fitted inpainter")
+        inpainter = ConditionalKDEInpainter().fit(check_array(background, input_name="background", ensure_min_samples=2))
+    else:
+        inpainter._check_fitted()
+    if inpainter.n_features_in_ != d:
+        raise ValueError(f"the inpainter was fitted on {inpainter.n_features_in_} features, X has {d}")
+    return inpainter
+
 # %% ../../nbs/26_flipping.ipynb #e4d708ce
 @keyword_only
 def flipping_curve(model,  # fitted binary classifier (see attribution.explained_model), an object with decision_function, or a callable f: (m, d) -> (m,)
@@ -290,27 +315,14 @@ def flipping_curve(model,  # fitted binary classifier (see attribution.explained
         if background is None: background = X_train
     f, X = _as_output(model, X)
     n, d = X.shape
-    if isinstance(relevance, Explanation):
-        if relevance.values.ndim != 2: raise ValueError("relevance is an Explanation of several outputs: pick one with .select_output(k)")
-        relevance = relevance.values
-    R = check_array(relevance, input_name="relevance")
-    if R.shape[1] != d: raise ValueError(f"relevance has {R.shape[1]} features but X has {d}")
-    if R.shape[0] != n:
-        raise ValueError(f"relevance has {R.shape[0]} rows but X has {n}")
+    R = _relevance_rows(relevance, n, d)
     check_params("flipping_curve", {"output": [_OUTPUTS], "n_draws": [Interval(Integral, 1, None, closed="left")],
                                     "step": [Interval(Integral, 1, None, closed="left"), None], "tie_rtol": [Interval(Real, 0, None, closed="left")],
                                     "local_gamma": [Interval(Real, 0, None, closed="left")]},
                  {"output": output, "n_draws": n_draws, "step": step, "tie_rtol": tie_rtol, "local_gamma": local_gamma})
     if not np.isfinite(tie_rtol): raise ValueError(f"tie_rtol must be finite, got {tie_rtol!r}")
     step = flipping_step(d) if step is None else step
-    if inpainter is None:
-        if background is None:
-            raise ValueError("pass background= (the training rows the in-painter is fitted to) or a fitted inpainter")
-        inpainter = ConditionalKDEInpainter().fit(check_array(background, input_name="background", ensure_min_samples=2))
-    else:
-        inpainter._check_fitted()
-    if inpainter.n_features_in_ != d:
-        raise ValueError(f"the inpainter was fitted on {inpainter.n_features_in_} features, X has {d}")
+    inpainter = _fitted_inpainter(inpainter, background, d)
     return flip(f(X), lambda D, kept: f(D.reshape(-1, d)).reshape(D.shape[:2]), X, R, inpainter, n_draws=n_draws, step=step,
                 output=output, random_state=random_state, tie_rtol=tie_rtol, local_gamma=local_gamma)
 
