@@ -20,14 +20,15 @@ from xai_geometry.neuralized.attribution import (
     kernel_shap, kernel_shap_mean, occlusion, output_gradient, shapley_sampling, gradient_x_input)
 
 #: Table 2's baselines as the registry holds them: the model-agnostic classes of the library (the reference packages apart)
-BASELINES = ("gradient_x_input", "sensitivity", "integrated_gradients", "occlusion", "shapley_sampling", "kernel_shap",
-             "kernel_shap_mean", "lime")
-GRADIENT_BASELINES = tuple(m for m in BASELINES if issubclass(get(m), _Gradient))
+TABLE2_METHODS = ("gradient_x_input", "sensitivity", "integrated_gradients", "occlusion", "shapley_sampling", "kernel_shap",
+                  "kernel_shap_mean", "lime")
+GRADIENT_METHODS = tuple(m for m in TABLE2_METHODS if issubclass(get(m), _Gradient))
 
 
 def explain(model, X, *, method, background=None, random_state=0, **options):
     "The relevance array of the registry's class `method` (its baseline function, on the model as given)."
     return get(method).function(model, X, background=background, random_state=random_state, **options)
+
 
 X, y = make_classification(120, 5, n_informative=3, n_redundant=0, random_state=0)
 FAST = dict(lime={"n_samples": 300}, kernel_shap={"n_samples": 64})
@@ -44,11 +45,11 @@ def models():
     }
 
 
-@pytest.mark.parametrize("method", list(BASELINES))
+@pytest.mark.parametrize("method", list(TABLE2_METHODS))
 @pytest.mark.parametrize("kind", ["svc", "svr", "krr", "knn", "logreg"])
 def test_shapes_and_determinism(models, method, kind):
     m = models[kind]
-    if kind == "knn" and method in GRADIENT_BASELINES:
+    if kind == "knn" and method in GRADIENT_METHODS:
         with pytest.raises(TypeError, match="piecewise constant"):
             explain(m, X[:3], method=method, background=X)
         return
@@ -58,14 +59,14 @@ def test_shapes_and_determinism(models, method, kind):
     np.testing.assert_array_equal(R1, R2)
 
 
-@pytest.mark.parametrize("method", list(BASELINES))
+@pytest.mark.parametrize("method", list(TABLE2_METHODS))
 def test_dataframe_input(models, method):
     df = pd.DataFrame(X, columns=list("abcde"))
     R = explain(models["svc"], df.iloc[:3], method=method, background=df, **FAST.get(method, {}))
     np.testing.assert_allclose(R, explain(models["svc"], X[:3], method=method, background=X, **FAST.get(method, {})))
 
 
-@pytest.mark.parametrize("method", list(BASELINES))
+@pytest.mark.parametrize("method", list(TABLE2_METHODS))
 def test_bad_input(models, method):
     m = models["svc"]
     opts = FAST.get(method, {})
@@ -85,7 +86,7 @@ def test_bad_input(models, method):
         explain(SVC(), X[:3], method=method, background=X, **opts)
     with pytest.raises(ValueError, match="binary"):
         explain(SVC().fit(X, np.arange(120) % 3), X[:3], method=method, background=X, **opts)
-    if method not in GRADIENT_BASELINES:
+    if method not in GRADIENT_METHODS:
         with pytest.raises(ValueError, match="background"):
             explain(m, X[:3], method=method, background=None, **opts)
         with pytest.raises(ValueError, match="background has 4 features"):
@@ -93,8 +94,8 @@ def test_bad_input(models, method):
 
 
 def test_the_registry_holds_the_baselines():
-    assert GRADIENT_BASELINES == ("gradient_x_input", "sensitivity", "integrated_gradients")
-    for m in BASELINES:
+    assert GRADIENT_METHODS == ("gradient_x_input", "sensitivity", "integrated_gradients")
+    for m in TABLE2_METHODS:
         assert issubclass(get(m), ModelAgnostic) and get(m).function is not None, m
     import xai_geometry.neuralized.attribution as A
     for gone in ("BASELINES", "GRADIENT_BASELINES", "explain"):       # one registry: the method classes
