@@ -13,9 +13,22 @@ from sklearn.neighbors import KNeighborsClassifier
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC, SVR
 
+from xai_geometry.methods import ModelAgnostic, get
+from xai_geometry.methods.agnostic import _Gradient
 from xai_geometry.neuralized.attribution import (
-    BASELINES, GRADIENT_BASELINES, explain, explained_model, explained_output, integrated_gradients,
+    explained_model, explained_output, integrated_gradients,
     kernel_shap, kernel_shap_mean, occlusion, output_gradient, shapley_sampling, gradient_x_input)
+
+#: Table 2's baselines as the registry holds them: the model-agnostic classes of the library (the reference packages apart)
+TABLE2_METHODS = ("gradient_x_input", "sensitivity", "integrated_gradients", "occlusion", "shapley_sampling", "kernel_shap",
+                  "kernel_shap_mean", "lime")
+GRADIENT_METHODS = tuple(m for m in TABLE2_METHODS if issubclass(get(m), _Gradient))
+
+
+def explain(model, X, *, method, background=None, random_state=0, **options):
+    "The relevance array of the registry's class `method` (its baseline function, on the model as given)."
+    return get(method).function(model, X, background=background, random_state=random_state, **options)
+
 
 X, y = make_classification(120, 5, n_informative=3, n_redundant=0, random_state=0)
 FAST = dict(lime={"n_samples": 300}, kernel_shap={"n_samples": 64})
@@ -32,11 +45,11 @@ def models():
     }
 
 
-@pytest.mark.parametrize("method", list(BASELINES))
+@pytest.mark.parametrize("method", list(TABLE2_METHODS))
 @pytest.mark.parametrize("kind", ["svc", "svr", "krr", "knn", "logreg"])
 def test_shapes_and_determinism(models, method, kind):
     m = models[kind]
-    if kind == "knn" and method in GRADIENT_BASELINES:
+    if kind == "knn" and method in GRADIENT_METHODS:
         with pytest.raises(TypeError, match="piecewise constant"):
             explain(m, X[:3], method=method, background=X)
         return
@@ -46,14 +59,14 @@ def test_shapes_and_determinism(models, method, kind):
     np.testing.assert_array_equal(R1, R2)
 
 
-@pytest.mark.parametrize("method", list(BASELINES))
+@pytest.mark.parametrize("method", list(TABLE2_METHODS))
 def test_dataframe_input(models, method):
     df = pd.DataFrame(X, columns=list("abcde"))
     R = explain(models["svc"], df.iloc[:3], method=method, background=df, **FAST.get(method, {}))
     np.testing.assert_allclose(R, explain(models["svc"], X[:3], method=method, background=X, **FAST.get(method, {})))
 
 
-@pytest.mark.parametrize("method", list(BASELINES))
+@pytest.mark.parametrize("method", list(TABLE2_METHODS))
 def test_bad_input(models, method):
     m = models["svc"]
     opts = FAST.get(method, {})
@@ -73,17 +86,24 @@ def test_bad_input(models, method):
         explain(SVC(), X[:3], method=method, background=X, **opts)
     with pytest.raises(ValueError, match="binary"):
         explain(SVC().fit(X, np.arange(120) % 3), X[:3], method=method, background=X, **opts)
-    if method not in GRADIENT_BASELINES:
+    if method not in GRADIENT_METHODS:
         with pytest.raises(ValueError, match="background"):
             explain(m, X[:3], method=method, background=None, **opts)
         with pytest.raises(ValueError, match="background has 4 features"):
             explain(m, X[:3], method=method, background=X[:, :4], **opts)
 
 
+def test_the_registry_holds_the_baselines():
+    assert GRADIENT_METHODS == ("gradient_x_input", "sensitivity", "integrated_gradients")
+    for m in TABLE2_METHODS:
+        assert issubclass(get(m), ModelAgnostic) and get(m).function is not None, m
+    import xai_geometry.neuralized.attribution as A
+    for gone in ("BASELINES", "GRADIENT_BASELINES", "explain"):       # one registry: the method classes
+        assert not hasattr(A, gone), gone
+
+
 def test_other_bad_options(models):
     m = models["svc"]
-    with pytest.raises(ValueError, match="method must be one of"):
-        explain(m, X, method="lrp")
     with pytest.raises(ValueError, match="n_permutations"):
         shapley_sampling(m, X[:2], X, n_permutations=0)
     with pytest.raises(ValueError, match="refused"):
@@ -101,15 +121,6 @@ def test_other_bad_options(models):
         output_gradient(SVC(kernel="poly").fit(X, y), X[:2])
     with pytest.raises(ValueError, match="single-output"):
         explained_model(KernelRidge(kernel="rbf").fit(X, np.c_[y, y]))
-
-
-def test_old_argument_order_still_works(models):
-    m = models["svc"]
-    with pytest.warns(FutureWarning, match="pass the model first"):
-        old = explain("occlusion", m, X[:3], X)
-    np.testing.assert_array_equal(old, explain(m, X[:3], method="occlusion", background=X))
-    with pytest.raises(TypeError, match="needs method="):
-        explain(m, X[:3])
 
 
 def test_knn_output_is_signed_vote(models):

@@ -110,3 +110,30 @@ def test_the_dask_path_refuses_an_unfitted_model_before_the_rows_are_distributed
     rows = dd.from_pandas(pd.DataFrame(X, columns=["a", "b", "c"]), npartitions=2)
     with pytest.raises(NotFittedError, match="not fitted"):
         dask_explain(explain, make_pipeline(StandardScaler(), SVC()), rows)
+
+
+# ---- no private reader: the floors that explain any model call a model's output only through `reading`
+
+_OUTPUT_METHODS = {"decision_function", "predict_proba", "predict", "predict_log_proba"}
+
+
+def _output_calls(source: str) -> list:
+    "The lines of `source` that call a model's output method directly (`x.decision_function(...)`, ...)."
+    import ast
+    return [n.lineno for n in ast.walk(ast.parse(source))
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _OUTPUT_METHODS]
+
+
+def test_the_output_scan_can_fail():
+    assert _output_calls("f = lambda A: model.decision_function(A)\ng = m.predict_proba(X)[:, 1]\n") == [1, 2]
+    assert _output_calls("what, f = model_output(model)\n") == []
+
+
+def test_no_private_reader_of_the_output_on_the_explainers_floor_or_in_the_methods():
+    from pathlib import Path
+    import xai_geometry
+    root = Path(xai_geometry.__file__).parent
+    files = [*(root / "explainers").glob("*.py"), *(root / "methods").glob("*.py"), root / "door.py"]
+    others = {"pipelines.py", "lrp.py"}           # the pipeline adapter and the LRP method: the networks' modules, checked apart
+    found = {str(p.relative_to(root)): _output_calls(p.read_text()) for p in files if p.name not in others}
+    assert not {k: v for k, v in found.items() if v}, found

@@ -67,6 +67,7 @@ def _flat(P) -> np.ndarray:
 def _per_class(model) -> bool:
     return estimator_type(model) == "classifier" and len(getattr(model, "classes_", ())) > 2
 
+# %% ../nbs/08i_reading.ipynb #eea8939f
 def model_output(model) -> tuple[str, callable]:
     """(what, f): the model's real-valued output f (rows -> (n,), or (n, K) for a classifier of K ≥ 3 classes) and
     what it calls, e.g. "decision_function", "predict_proba[:, 1] - 0.5", "predict"."""
@@ -127,6 +128,7 @@ class ModelReading:
     @property
     def sparse(self) -> bool: return any(s for _, _, s in self.steps)
 
+# %% ../nbs/08i_reading.ipynb #4399334c
 def read_model(model) -> ModelReading:
     "The one reading of a model: its type, fitted, final estimator, step kinds and sparsity, output f and NaN tag."
     steps = getattr(model, "steps", None) if type(model).__name__ == "Pipeline" else None

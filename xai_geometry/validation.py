@@ -34,7 +34,7 @@ def _type_name(t) -> str:
     if t is Real: return "float"
     return t.__qualname__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
 
-
+# %% ../nbs/08a_validation.ipynb #43c8e116
 class Interval:
     """Numbers of `type` (`numbers.Integral` or `numbers.Real`) between `left` and `right` (None: unbounded),
     `closed` on "left", "right", "both" or "neither" side. Booleans are not numbers here (`n_neighbors=True`
@@ -63,7 +63,7 @@ class Interval:
         return (f"{'a float' if real else 'an int'} in the range {'[' if self.closed in ('left', 'both') else '('}"
                 f"{lo}, {hi}{']' if self.closed in ('right', 'both') else ')'}")
 
-
+# %% ../nbs/08a_validation.ipynb #fa5c6606
 class Options:
     "One of a set of values of a given type (`StrOptions` for strings)."
     def __init__(self, type, options):
@@ -87,7 +87,7 @@ class HasMethods:
         ms = [repr(m) for m in self.methods]
         return "an object implementing " + (ms[0] if len(ms) == 1 else f"{', '.join(ms[:-1])} and {ms[-1]}")
 
-
+# %% ../nbs/08a_validation.ipynb #a7fbeabd
 class _Is:
     "A named constraint: a predicate and how the message says it."
     def __init__(self, test, text): self.test, self.text = test, text
@@ -119,7 +119,6 @@ def _constraint(c):
                    f"an instance of {_type_name(c)!r}")
     if hasattr(c, "is_satisfied_by"): return c
     raise TypeError(f"not a constraint: {c!r}")
-
 
 # %% ../nbs/08a_validation.ipynb #ec0fbe4d
 def check_params(owner,  # the object (or a name) the options belong to, for messages
@@ -196,6 +195,61 @@ def _check_values(est, X, name: str, allow_nan: bool, frame: pd.DataFrame | None
                 raise ValueError(f"{name} contains NaN in column {_column_name(est, frame if frame is not None else A, int(np.argmax(bad_nan)))}; "
                                  f"{type(est).__name__} does not handle missing values")
 
+# %% ../nbs/08a_validation.ipynb #792fa695
+def _frame_columns(est, X: pd.DataFrame, reset: bool, name: str) -> pd.DataFrame:
+    "A DataFrame's columns remembered (`reset`) or matched to the fitted ones by name (reordered if needed); an error names the column."
+    if X.columns.has_duplicates:
+        dup = sorted({str(c) for c in X.columns[X.columns.duplicated()]})
+        raise ValueError(f"{name} has duplicate column names: {dup}")
+    if X.shape[1] == 0: raise ValueError(f"{name} has 0 feature(s) (shape {X.shape}); at least 1 is required")
+    kinds = {isinstance(c, str) for c in X.columns}
+    if reset:
+        if kinds == {True, False}:
+            raise TypeError(f"{name} has column names of mixed types (strings and others); use strings for all")
+        est.n_features_in_ = X.shape[1]
+        if kinds == {True}: est.feature_names_in_ = np.asarray(X.columns, dtype=object)
+        elif hasattr(est, "feature_names_in_"): del est.feature_names_in_
+    else:
+        names = getattr(est, "feature_names_in_", None)
+        if names is not None:
+            cols = list(X.columns)
+            missing = [c for c in names if c not in cols]
+            extra = [c for c in cols if c not in set(names)]
+            if missing: raise ValueError(f"{name} lacks the column(s) {missing} seen in fit")
+            if extra: raise ValueError(f"{name} has column(s) {extra} not seen in fit")
+            if cols != list(names): X = X[list(names)]
+        else:
+            if X.shape[1] != est.n_features_in_:
+                raise ValueError(f"{name} has {X.shape[1]} features, but {type(est).__name__} is expecting "
+                                 f"{est.n_features_in_} features as input")
+            if kinds == {True}:   # scikit-learn's warning, word for word: the columns are taken by position
+                warnings.warn(f"{name} has feature names, but {type(est).__name__} was fitted without feature names",
+                              UserWarning, stacklevel=4)
+    return X
+
+# %% ../nbs/08a_validation.ipynb #aa0c04fd
+def _frame_values(est, X: pd.DataFrame, allow_nan: bool, numeric: bool, name: str):
+    "A matched DataFrame's values checked: rows, infinity, NaN unless allowed, numbers (`numeric`: a float array) or the frame itself."
+    if len(X) == 0: raise ValueError(f"{name} has 0 rows; at least 1 is required")
+    if not numeric:
+        num = [c for c in X.columns if pd.api.types.is_numeric_dtype(X[c]) and not pd.api.types.is_bool_dtype(X[c])]
+        if num:
+            A = X[num].to_numpy(dtype=float)
+            bad = np.isinf(A).any(axis=0)
+            if bad.any(): raise ValueError(f"{name} contains infinity in column {num[int(np.argmax(bad))]!r}")
+        if not allow_nan and X.isna().to_numpy().any():
+            raise ValueError(f"{name} contains a missing value in column {X.columns[int(np.argmax(X.isna().any().to_numpy()))]!r}; "
+                             f"{type(est).__name__} does not handle missing values")
+        return X
+    for c in X.columns:
+        if not (pd.api.types.is_numeric_dtype(X[c]) or pd.api.types.is_bool_dtype(X[c])):
+            raise ValueError(f"{name} column {c!r} is not numeric (dtype {X[c].dtype}); "
+                             f"{type(est).__name__} takes numeric features")
+    A = X.to_numpy(dtype=float)
+    _check_values(est, A, name, allow_nan, frame=X)
+    return A
+
+# %% ../nbs/08a_validation.ipynb #74ee9343
 def check_features(est,  # the estimator (reads/sets n_features_in_, feature_names_in_)
                    X,  # array-like (n, M) or DataFrame
                    *, reset: bool,  # True in fit: remember the columns; False afterwards: match them
@@ -207,51 +261,8 @@ def check_features(est,  # the estimator (reads/sets n_features_in_, feature_nam
     needed; a missing, extra or duplicated column is an error naming it); ±inf is refused, NaN unless
     `allow_nan`; returns a float array (`numeric`) or a DataFrame in the fitted column order."""
     if isinstance(X, pd.DataFrame):
-        if X.columns.has_duplicates:
-            dup = sorted({str(c) for c in X.columns[X.columns.duplicated()]})
-            raise ValueError(f"{name} has duplicate column names: {dup}")
-        if X.shape[1] == 0: raise ValueError(f"{name} has 0 feature(s) (shape {X.shape}); at least 1 is required")
-        kinds = {isinstance(c, str) for c in X.columns}
-        if reset:
-            if kinds == {True, False}:
-                raise TypeError(f"{name} has column names of mixed types (strings and others); use strings for all")
-            est.n_features_in_ = X.shape[1]
-            if kinds == {True}: est.feature_names_in_ = np.asarray(X.columns, dtype=object)
-            elif hasattr(est, "feature_names_in_"): del est.feature_names_in_
-        else:
-            names = getattr(est, "feature_names_in_", None)
-            if names is not None:
-                cols = list(X.columns)
-                missing = [c for c in names if c not in cols]
-                extra = [c for c in cols if c not in set(names)]
-                if missing: raise ValueError(f"{name} lacks the column(s) {missing} seen in fit")
-                if extra: raise ValueError(f"{name} has column(s) {extra} not seen in fit")
-                if cols != list(names): X = X[list(names)]
-            else:
-                if X.shape[1] != est.n_features_in_:
-                    raise ValueError(f"{name} has {X.shape[1]} features, but {type(est).__name__} is expecting "
-                                     f"{est.n_features_in_} features as input")
-                if kinds == {True}:   # scikit-learn's warning, word for word: the columns are taken by position
-                    warnings.warn(f"{name} has feature names, but {type(est).__name__} was fitted without feature names",
-                                  UserWarning, stacklevel=3)
-        if len(X) == 0: raise ValueError(f"{name} has 0 rows; at least 1 is required")
-        if not numeric:
-            num = [c for c in X.columns if pd.api.types.is_numeric_dtype(X[c]) and not pd.api.types.is_bool_dtype(X[c])]
-            if num:
-                A = X[num].to_numpy(dtype=float)
-                bad = np.isinf(A).any(axis=0)
-                if bad.any(): raise ValueError(f"{name} contains infinity in column {num[int(np.argmax(bad))]!r}")
-            if not allow_nan and X.isna().to_numpy().any():
-                raise ValueError(f"{name} contains a missing value in column {X.columns[int(np.argmax(X.isna().any().to_numpy()))]!r}; "
-                                 f"{type(est).__name__} does not handle missing values")
-            return X
-        for c in X.columns:
-            if not (pd.api.types.is_numeric_dtype(X[c]) or pd.api.types.is_bool_dtype(X[c])):
-                raise ValueError(f"{name} column {c!r} is not numeric (dtype {X[c].dtype}); "
-                                 f"{type(est).__name__} takes numeric features")
-        A = X.to_numpy(dtype=float)
-        _check_values(est, A, name, allow_nan, frame=X)
-        return A
+        X = _frame_columns(est, X, reset, name)
+        return _frame_values(est, X, allow_nan, numeric, name)
     try: A = check_array(X, dtype=float if numeric else None, ensure_all_finite=False, ensure_min_features=1,
                          input_name=name)
     except (ValueError, TypeError) as e:      # scikit-learn's words (1-d, 3-d, no rows, not numbers ...): the argument named
@@ -266,10 +277,10 @@ def check_features(est,  # the estimator (reads/sets n_features_in_, feature_nam
                          f"{est.n_features_in_} features as input")
     _check_values(est, A, name, allow_nan)
     if not numeric:
-        names = getattr(est, "feature_names_in_", None)
-        return pd.DataFrame(A, columns=list(names) if names is not None else [f"x{i}" for i in range(A.shape[1])])
+        return pd.DataFrame(A, columns=column_names(A.shape[1], model=est))
     return A
 
+# %% ../nbs/08a_validation.ipynb #1077da52
 def check_target(y,  # class labels, one per row
                  n_rows: int,  # the number of rows of X
                  name: str = "y",
@@ -296,7 +307,6 @@ def check_finite_output(values: np.ndarray,  # a model output (e.g. the joint lo
         raise ValueError(f"the {what} is not finite for {int(rows.sum())} row(s) (first: row {int(np.argmax(rows))}); "
                          "the input is outside what the model can compute with")
     return values
-
 
 # %% ../nbs/08a_validation.ipynb #9f32dfcf
 def rbf_gamma(model) -> float | None:
@@ -373,7 +383,7 @@ def is_passthrough(step) -> bool:
     return (type(step).__name__ == "FunctionTransformer" and type(step).__module__.startswith("sklearn.")
             and step.func is None and step.inverse_func is None)
 
-
+# %% ../nbs/08a_validation.ipynb #c8535684
 def check_per_feature_step(name: str,  # the step's name in the pipeline, for messages
                            step,  # the fitted step
                            allowed: tuple = PER_FEATURE_STEPS,  # class names of scikit-learn's preprocessing accepted
@@ -394,7 +404,7 @@ def check_per_feature_step(name: str,  # the step's name in the pipeline, for me
                          "columns; use encode='ordinal' (one column per feature)")
     check_is_fitted(step)
 
-
+# %% ../nbs/08a_validation.ipynb #df2dbf1d
 def pipeline_parts(model,  # a fitted sklearn.pipeline.Pipeline
                    allowed: tuple = PER_FEATURE_STEPS,  # the per-feature steps accepted before the final one
                    why: str | None = None,  # why only those (for the message)
@@ -408,4 +418,3 @@ def pipeline_parts(model,  # a fitted sklearn.pipeline.Pipeline
     for step_name, step in model.steps[:-1]:
         check_per_feature_step(step_name, step, allowed, **({} if why is None else {"why": why}))
     return [s for _, s in model.steps[:-1] if not is_passthrough(s)], final
-

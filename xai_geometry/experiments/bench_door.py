@@ -38,6 +38,7 @@ def _margin(model, cols):
         D = np.sort(D ** 2, axis=1); return D[:, 1] - D[:, 0]
     return f
 
+# %% ../../nbs/48c_bench_door.ipynb #210a4e79
 def door_families(quick: bool = False) -> list[dict]:
     """The families the door explains exactly, each fitted on a bundled data set: {"family", "dataset", "model",
     "X" (the rows the model takes), "train" (training rows), "peer" ("tree", "linear" or "kernel"), "f" (the
@@ -54,6 +55,7 @@ def door_families(quick: bool = False) -> list[dict]:
     from sklearn.svm import SVC, OneClassSVM
     from xai_geometry.gnb import GeneralizedNaiveBayes
     from xai_geometry.neuralized import neuralize
+    from xai_geometry.reading import model_output
     scaled = lambda m: make_pipeline(StandardScaler(), m)
     net = lambda m: (lambda X: neuralize(m).decision_function(X))
     out = []
@@ -69,27 +71,27 @@ def door_families(quick: bool = False) -> list[dict]:
                         f=f_of(model, cols), reference=ref_of(model, cols)))
     binary = lambda v: (v >= 6).astype(int)
     log_odds = lambda m, c: _log_odds(m, c)
-    on_frame = lambda what: (lambda m, c: (lambda Z: np.asarray(what(m, pd.DataFrame(Z, columns=c)), float)))
+    output = lambda m, c: model_output(m)[1]      # the model's real-valued output f, read as every entry reads it
     add("naive Bayes (scikit-learn)", "breast_cancer_wisconsin_diagnostic", GaussianNB(), "kernel", log_odds,
         lambda m, c: (lambda X: _log_odds(m, c)(X.to_numpy(float))))
     add("generalized naive Bayes", "pima", GeneralizedNaiveBayes(random_state=0), "kernel", log_odds,
         lambda m, c: (lambda X: _log_odds(m, c)(X.to_numpy(float))))
-    add("RBF SVC (LRP)", "ionosphere", scaled(SVC()), "kernel", on_frame(lambda m, A: m.decision_function(A)),
+    add("RBF SVC (LRP)", "ionosphere", scaled(SVC()), "kernel", output,
         lambda m, c: net(m))
     add("k-NN (LRP)", "heart", scaled(KNeighborsClassifier(n_neighbors=5)), "kernel",
-        on_frame(lambda m, A: m.predict_proba(A)[:, 1]), lambda m, c: net(m))
+        output, lambda m, c: net(m))
     add("KernelRidge (LRP)", "concrete", scaled(KernelRidge(kernel="rbf", alpha=0.1, gamma=0.1)), "kernel",
-        on_frame(lambda m, A: m.predict(A)), lambda m, c: net(m))
+        output, lambda m, c: net(m))
     add("OneClassSVM (LRP)", "wine", scaled(OneClassSVM(nu=0.1, gamma="scale")), "kernel",
-        on_frame(lambda m, A: m.decision_function(A)), lambda m, c: (lambda X: neuralize(m).network_.output(m[:-1].transform(X))),
+        output, lambda m, c: (lambda X: neuralize(m).network_.output(m[:-1].transform(X))),
         unsupervised=True)
     add("KMeans (NEON)", "iris", scaled(KMeans(n_clusters=3, n_init=10, random_state=0)), "kernel", _margin,
         lambda m, c: (lambda X: _margin(m, c)(X.to_numpy(float))), unsupervised=True)
     add("linear model (LogisticRegression)", "raisin", LogisticRegression(max_iter=1000), "linear",
-        on_frame(lambda m, A: m.decision_function(A)), lambda m, c: (lambda X: m.decision_function(X)), standardize=True)
+        output, output, standardize=True)
     add("tree ensemble (RandomForest)", "wine_quality_red",
         RandomForestClassifier(n_estimators=20 if quick else 100, max_depth=6, random_state=0), "tree",
-        on_frame(lambda m, A: m.predict_proba(A)[:, 1]), lambda m, c: (lambda X: m.predict_proba(X)[:, 1]), target=binary)
+        output, lambda m, c: (lambda X: m.predict_proba(X)[:, 1]), target=binary)
     return out
 
 # %% ../../nbs/48c_bench_door.ipynb #f39f9bdf

@@ -98,6 +98,7 @@ AXIS_METHODS = tuple(f"kernel_shap:{v}" for v in KERNEL_SHAP_AXIS) + tuple(f"lim
 #: the columns of the k sweep of LRP-KNN (`knn_k_task`): LRP at η = 0.8 (Table 1), 0 and 1, and the paper's k-NN baselines
 KNN_SWEEP_METHODS = ("lrp", "lrp_eta=0", "lrp_eta=1", "occlusion", "shapley_sampling", "kernel_shap", "lime")
 
+# %% ../../nbs/27e_part_b_methods.ipynb #0b9b0559
 #: the registry row (`xai_geometry.explainers`) that computes a column, where it is not the row of the column's
 #: name: Table 2's KernelSHAP and LIME are the reference packages, our Shapley values against the mean the
 #: library's KernelSHAP (exact for d <= 11); every LRP column is the network's
@@ -111,7 +112,7 @@ def column_row(method: str) -> str:
     base = "lrp" if method.startswith(("lrp@", "lrp_eta=")) else method.split(":", 1)[0]
     return COMPUTED_BY.get(base, base)
 
-
+# %% ../../nbs/27e_part_b_methods.ipynb #c30cb600
 #: the columns named apart from their method: column -> (the registry row whose label names the method,
 #: what the column adds to it). A column named after a registry row takes the row's label as it is; the
 #: registry's rows of the reference packages ("Kernel SHAP (shap)", "LIME (lime)") tell the package from the

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import warnings
 from dataclasses import dataclass
 from typing import Callable
 
@@ -20,9 +19,9 @@ from ..reading import model_output
 from ..validation import check_points, estimator_type, keyword_only, rbf_gamma
 
 # %% auto #0
-__all__ = ['BASELINES', 'GRADIENT_BASELINES', 'ExplainedModel', 'explained_model', 'explained_output', 'output_gradient',
-           'gradient_x_input', 'sensitivity', 'integrated_gradients', 'Background', 'occlusion', 'shapley_sampling',
-           'KernelCoalitions', 'kernel_shap', 'kernel_shap_mean', 'lime', 'explain']
+__all__ = ['ExplainedModel', 'explained_model', 'explained_output', 'output_gradient', 'gradient_x_input', 'sensitivity',
+           'integrated_gradients', 'Background', 'occlusion', 'shapley_sampling', 'KernelCoalitions', 'kernel_shap',
+           'kernel_shap_mean', 'lime']
 
 # %% ../../nbs/25_attribution.ipynb #f02d6d6d
 def _dense(A) -> np.ndarray:
@@ -44,7 +43,7 @@ def _named(model, f):
     if names is None: return f
     return lambda X: f(pd.DataFrame(X, columns=names))
 
-
+# %% ../../nbs/25_attribution.ipynb #edca2ab0
 @dataclass
 class ExplainedModel:
     "A fitted model read as one real-valued output `f` (positive = evidence for `classes_[1]`)."
@@ -59,7 +58,7 @@ class ExplainedModel:
         "f(X) -> (n,), evaluated in chunks."
         return self.output(X)
 
-
+# %% ../../nbs/25_attribution.ipynb #a4f7a30e
 def _kernel_expansion(U, a, b, gamma):
     "f and grad f of x -> sum_i a_i exp(-gamma |x - u_i|^2) + b, chunked over rows."
     U = np.asarray(U, float); a = np.asarray(a, float).ravel(); b = float(b)
@@ -90,15 +89,9 @@ def _kernel_expansion(U, a, b, gamma):
 
     return output, gradient
 
-
-def explained_model(model) -> ExplainedModel:
-    """Read a fitted binary classifier or single-output regressor as its explained output f.
-
-    Gaussian-kernel SVC/NuSVC/SVR/NuSVR/KernelRidge get our own chunked kernel evaluation and the
-    analytic gradient; linear kernels and linear models (``coef_``) the constant gradient;
-    k-NN and other models only ``f`` (delegated to the estimator's own methods)."""
-    if isinstance(model, ExplainedModel):
-        return model
+# %% ../../nbs/25_attribution.ipynb #cbbed095
+def _explainable(model) -> tuple:
+    "The name of a fitted binary classifier or single-output regressor, whether it is a classifier, its number of features; an error saying why otherwise."
     if not (hasattr(model, "fit") and (hasattr(model, "predict") or hasattr(model, "decision_function"))):
         raise TypeError(f"model must be a fitted scikit-learn classifier or regressor, got {type(model).__name__}")
     check_is_fitted(model)
@@ -113,7 +106,18 @@ def explained_model(model) -> ExplainedModel:
     d = getattr(model, "n_features_in_", None)
     if d is None:
         raise TypeError(f"{name} has no n_features_in_: is it a fitted scikit-learn estimator?")
-    d = int(d)
+    return name, classifier, int(d)
+
+# %% ../../nbs/25_attribution.ipynb #d0b136d7
+def explained_model(model) -> ExplainedModel:
+    """Read a fitted binary classifier or single-output regressor as its explained output f.
+
+    Gaussian-kernel SVC/NuSVC/SVR/NuSVR/KernelRidge get our own chunked kernel evaluation and the
+    analytic gradient; linear kernels and linear models (``coef_``) the constant gradient;
+    k-NN and other models only ``f`` (delegated to the estimator's own methods)."""
+    if isinstance(model, ExplainedModel):
+        return model
+    name, classifier, d = _explainable(model)
 
     # Gaussian kernel expansions
     gamma = rbf_gamma(model)
@@ -122,17 +126,17 @@ def explained_model(model) -> ExplainedModel:
         if a.shape[0] != 1:
             raise ValueError(f"{name}: only one decision function is explained (dual_coef_ has {a.shape[0]} rows)")
         f, g = _kernel_expansion(_dense(model.support_vectors_), a[0], np.ravel(model.intercept_)[0], gamma)
-        return ExplainedModel(model, "kernel", d, f, g, f"{name}.decision_function" if classifier else f"{name}.predict")
+        return ExplainedModel(model, "kernel", d, f, g, f"{name}.{model_output(model)[0]}")
     if gamma is not None and hasattr(model, "X_fit_"):  # KernelRidge
         a = _dense(model.dual_coef_)
         if a.ndim == 2 and a.shape[1] != 1:
             raise ValueError(f"{name}: only single-output regression is explained (dual_coef_ shape {a.shape})")
         f, g = _kernel_expansion(_dense(model.X_fit_), a.ravel(), 0.0, gamma)
-        return ExplainedModel(model, "kernel", d, f, g, f"{name}.predict")
+        return ExplainedModel(model, "kernel", d, f, g, f"{name}.{model_output(model)[0]}")
     if getattr(model, "kernel", None) == "linear" and hasattr(model, "X_fit_"):  # KernelRidge, linear kernel
         w = _dense(model.dual_coef_).ravel() @ _dense(model.X_fit_)
-        out = _named(model, lambda X: np.asarray(model.predict(X), float).ravel())
-        return ExplainedModel(model, "linear", d, out, lambda X: np.broadcast_to(w, X.shape).copy(), f"{name}.predict")
+        what, out = model_output(model)
+        return ExplainedModel(model, "linear", d, out, lambda X: np.broadcast_to(w, X.shape).copy(), f"{name}.{what}")
 
     # linear models and linear-kernel SVMs: f = w.x + b
     if getattr(model, "kernel", "linear") == "linear" and hasattr(model, "coef_"):
@@ -140,18 +144,17 @@ def explained_model(model) -> ExplainedModel:
             w = np.asarray(model.coef_, float)
         except (TypeError, ValueError):
             w = None
-        if w is not None and (w.ndim == 1 or w.shape[0] == 1) and w.size == d:
+        what, out = model_output(model)                  # w·x + b is the decision function (classifiers) or predict
+        if w is not None and (w.ndim == 1 or w.shape[0] == 1) and w.size == d and what in ("decision_function", "predict"):
             w = w.ravel()
-            method = "decision_function" if classifier else "predict"
-            out = _named(model, lambda X: np.asarray(getattr(model, method)(X), float).ravel())
-            return ExplainedModel(model, "linear", d, out, lambda X: np.broadcast_to(w, X.shape).copy(), f"{name}.{method}")
+            return ExplainedModel(model, "linear", d, out, lambda X: np.broadcast_to(w, X.shape).copy(), f"{name}.{what}")
 
     what, out = model_output(model)                      # every other model: the one reading of its output
     if hasattr(model, "_fit_X") and name.startswith("KNeighbors") and classifier:
         return ExplainedModel(model, "knn", d, out, None, f"{name}.{what} (signed vote fraction / 2)")
     return ExplainedModel(model, "generic", d, out, None, f"{name}.{what}")
 
-
+# %% ../../nbs/25_attribution.ipynb #ad7ee221
 def explained_output(model, X) -> np.ndarray:
     "The real-valued output f(X) -> (n,) that every baseline explains (positive = `classes_[1]`)."
     em = explained_model(model)
@@ -178,7 +181,6 @@ def output_gradient(model, X) -> np.ndarray:
     if em.gradient is None: raise _no_gradient(em)
     return em.gradient(X)
 
-
 # %% ../../nbs/25_attribution.ipynb #77b771be
 def _gradient_model(model, X):
     em = explained_model(model)
@@ -192,7 +194,7 @@ def gradient_x_input(model, X, *, background=None, random_state=None) -> np.ndar
     em, X = _gradient_model(model, X)
     return X * em.gradient(X)
 
-
+# %% ../../nbs/25_attribution.ipynb #e0f8a585
 @keyword_only
 def sensitivity(model, X, *, background=None, random_state=None, signed: bool = False) -> np.ndarray:
     "Sensitivity (grad f(x))^2, (n, d) (Table 2's (df)^2); `signed=True` gives sign(df) * (df)^2."
@@ -200,7 +202,7 @@ def sensitivity(model, X, *, background=None, random_state=None, signed: bool = 
     G = em.gradient(X)
     return G * np.abs(G) if signed else G ** 2
 
-
+# %% ../../nbs/25_attribution.ipynb #5928e238
 def _path_weights(n_steps: int, rule: str):
     "Positions alpha_k on [0, 1] and weights of the Riemann sum of the path integral."
     if not isinstance(n_steps, (int, np.integer)) or n_steps < 1:
@@ -217,7 +219,7 @@ def _path_weights(n_steps: int, rule: str):
         return k, w
     raise ValueError(f"rule must be 'right', 'left', 'midpoint' or 'trapezoid', got {rule!r}")
 
-
+# %% ../../nbs/25_attribution.ipynb #77a0ef8a
 @keyword_only
 def integrated_gradients(model, X, *, background=None, random_state=None, baseline=None,
                          n_steps: int = 10, rule: str = "right") -> np.ndarray:
@@ -258,7 +260,7 @@ class Background:
     def mean(self) -> np.ndarray:
         return self.rows.mean(0, keepdims=True)
 
-
+# %% ../../nbs/25_attribution.ipynb #f703dfb5
 def _reference(background, em: ExplainedModel, how: str = "mean") -> np.ndarray:
     "Reference rows (B, d): the background mean (how='mean') or the background rows (how='data'); checked unless a `Background`."
     if how not in ("mean", "data"): raise ValueError(f"reference must be 'mean' or 'data', got {how!r}")
@@ -274,7 +276,7 @@ def _batched_output(em: ExplainedModel, P: np.ndarray) -> np.ndarray:
 def _chunk_rows(per_row: int) -> int:
     return max(1, _CHUNK // max(1, per_row))
 
-
+# %% ../../nbs/25_attribution.ipynb #82843171
 @keyword_only
 def occlusion(model, X, *, background=None, random_state=None) -> np.ndarray:
     "Occlusion R_j = f(x) - f(x with x_j set to the training mean), (n, d)."
@@ -290,7 +292,7 @@ def occlusion(model, X, *, background=None, random_state=None) -> np.ndarray:
         out[s:s + len(x)] = em.output(x)[:, None] - _batched_output(em, P)
     return out
 
-
+# %% ../../nbs/25_attribution.ipynb #8d9d640e
 def _permutations(d: int, n_permutations, rng) -> np.ndarray:
     if isinstance(n_permutations, str):
         if n_permutations != "all":
@@ -302,7 +304,7 @@ def _permutations(d: int, n_permutations, rng) -> np.ndarray:
         raise ValueError(f"n_permutations must be a positive integer or 'all', got {n_permutations!r}")
     return np.argsort(rng.random((n_permutations, d)), axis=1)
 
-
+# %% ../../nbs/25_attribution.ipynb #1e35dde2
 @keyword_only
 def shapley_sampling(model, X, *, background=None, random_state=0, n_permutations=10) -> np.ndarray:
     """Shapley value sampling (Castro et al. 2009), (n, d).
@@ -350,7 +352,7 @@ def _kernel_shap_coalitions(d: int, n_samples: int, rng):
     Z = np.argsort(order, axis=1) < k[:, None]  # a uniformly random subset of size k
     return np.concatenate([Z, ~Z]), np.ones(2 * half)
 
-
+# %% ../../nbs/25_attribution.ipynb #e3e77478
 @dataclass
 class KernelCoalitions:
     "KernelSHAP's coalitions Z (S, d), their Shapley-kernel weights w (S,) and the pseudo-inverse of the weighted design, solved once."
@@ -369,7 +371,7 @@ class KernelCoalitions:
         A = (Z[:, :-1].astype(float) - Z[:, -1:]) * np.sqrt(w)[:, None]  # (S, d - 1)
         return cls(Z, w, np.linalg.pinv(A))
 
-
+# %% ../../nbs/25_attribution.ipynb #57e88d4a
 @keyword_only
 def kernel_shap(model, X, *, background=None, random_state=0, n_samples: int | None = None,
                 reference: str = "data", coalitions: KernelCoalitions | None = None) -> np.ndarray:
@@ -410,7 +412,7 @@ def kernel_shap(model, X, *, background=None, random_state=0, n_samples: int | N
         out[s:s + step, -1] = delta - phi.sum(1)
     return out
 
-
+# %% ../../nbs/25_attribution.ipynb #112a968b
 @keyword_only
 def kernel_shap_mean(model, X, *, background=None, random_state=0, n_samples: int | None = None,
                      coalitions: KernelCoalitions | None = None) -> np.ndarray:
@@ -454,7 +456,7 @@ class _QuartileBins:
         "Bin index (searchsorted left, as lime) of every entry of X (n, d) -> (n, d)."
         return (X[..., None] > borders).sum(-1)
 
-
+# %% ../../nbs/25_attribution.ipynb #fa12a871
 def _truncated_standard_normal(lo, hi, rng):
     "Draws of N(0, 1) truncated to [lo, hi] (same shapes) by inverse CDF, on the lower tail for accuracy."
     flip = lo > 0
@@ -463,7 +465,7 @@ def _truncated_standard_normal(lo, hi, rng):
     z = np.clip(special.ndtri(pa + rng.random(a.shape) * (pb - pa)), a, b)
     return np.where(flip, -z, z)
 
-
+# %% ../../nbs/25_attribution.ipynb #95797904
 @keyword_only
 def lime(model, X, *, background=None, random_state=0, n_samples: int = 5000,
          kernel_width: float | None = None, alpha: float = 1.0) -> np.ndarray:
@@ -508,38 +510,3 @@ def lime(model, X, *, background=None, random_state=0, n_samples: int = 5000,
         r = (ZcW @ yc[..., None])[..., 0]
         out[s:s + c] = np.linalg.solve(G, r[..., None])[..., 0]
     return out
-
-# %% ../../nbs/25_attribution.ipynb #77cc7883
-BASELINES: dict[str, Callable[..., np.ndarray]] = {
-    "gradient_x_input": gradient_x_input,
-    "sensitivity": sensitivity,
-    "integrated_gradients": integrated_gradients,
-    "occlusion": occlusion,
-    "shapley_sampling": shapley_sampling,
-    "kernel_shap": kernel_shap,
-    "kernel_shap_mean": kernel_shap_mean,
-    "lime": lime,
-}
-GRADIENT_BASELINES = ("gradient_x_input", "sensitivity", "integrated_gradients")
-
-
-def explain(model,                     # fitted binary classifier or regressor (see `explained_model`)
-            X,                         # (n, d) points to explain (array or DataFrame, matched by column name)
-            *args,                     # (deprecated) the old order explain(method, model, X, background)
-            method: str | None = None, # a key of BASELINES (Table 2's names)
-            background=None,           # training set or reference rows (occlusion, the Shapley methods, LIME)
-            random_state=0,
-            **options) -> np.ndarray:
-    "Run the baseline `method` on `model` -> relevance (n, d), positive = evidence for `classes_[1]`."
-    if isinstance(model, str) and method is None:   # explain(method, model, X[, background]): the order before the model came first
-        warnings.warn("attribution.explain(method, model, X, background): pass the model first, "
-                      "explain(model, X, method=..., background=...); the old order will be removed", FutureWarning, stacklevel=2)
-        if len(args) > 2: raise TypeError("explain takes model, X and background in the old order")
-        method, model, X, background = model, X, (args[0] if args else None), (args[1] if len(args) > 1 else background)
-    elif args:
-        raise TypeError(f"explain takes the model and X as its only positional arguments, got {2 + len(args)}")
-    if method is None: raise TypeError(f"explain needs method=..., one of {sorted(BASELINES)}")
-    if method not in BASELINES:
-        raise ValueError(f"method must be one of {sorted(BASELINES)}, got {method!r}")
-    return BASELINES[method](model, X, background=background, random_state=random_state, **options)
-

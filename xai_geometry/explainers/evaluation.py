@@ -69,7 +69,7 @@ def _kinds(step, n_in: int, name: str = "step") -> list:
         return [_NUMERIC] * (len(origin) - n_ind) + [_CATEGORY] * n_ind
     return [_NUMERIC] * len(origin)                              # scalers: one numeric column per column
 
-
+# %% ../../nbs/26a_evaluate.ipynb #7d62af49
 def _parts_kinds(step, n_out: int, name: str) -> list:
     "The kinds of a ColumnTransformer's output columns, each transformer's in its slice."
     out = [_NUMERIC] * n_out
@@ -160,22 +160,25 @@ class _Space:
                              f"{type(self.final).__name__} does not handle")
         return W
 
-    def _bare(self, A, name: str) -> np.ndarray:
-        names = getattr(self.final, "feature_names_in_", None)
-        if isinstance(A, pd.DataFrame) and names is None:
-            A = _numeric_frame(A).to_numpy()
-            if A.dtype == object: raise ValueError(f"{name} has non-numeric columns; {type(self.final).__name__} takes numeric features")
-        if isinstance(A, pd.DataFrame) and (self.frame is not None or not all(_is_number(A[c]) for c in A.columns)):
-            self.frame = self.frame or _Frame(self.final)
-            W = self.frame.codes(A, name)
-            self.kinds = np.array([_CATEGORY if c in self.frame.cats else _NUMERIC for c in self.frame.names])
-            return W
-        if hasattr(self.final, "n_features_in_"): return check_points(self.final, A, name=name)
-        return check_array(A, input_name=name)
+# %% ../../nbs/26a_evaluate.ipynb #016fe40d
+def _space_bare(self, A, name: str) -> np.ndarray:
+    names = getattr(self.final, "feature_names_in_", None)
+    if isinstance(A, pd.DataFrame) and names is None:
+        A = _numeric_frame(A).to_numpy()
+        if A.dtype == object: raise ValueError(f"{name} has non-numeric columns; {type(self.final).__name__} takes numeric features")
+    if isinstance(A, pd.DataFrame) and (self.frame is not None or not all(_is_number(A[c]) for c in A.columns)):
+        self.frame = self.frame or _Frame(self.final)
+        W = self.frame.codes(A, name)
+        self.kinds = np.array([_CATEGORY if c in self.frame.cats else _NUMERIC for c in self.frame.names])
+        return W
+    if hasattr(self.final, "n_features_in_"): return check_points(self.final, A, name=name)
+    return check_array(A, input_name=name)
 
-    def input(self, W: np.ndarray):
-        "What the final estimator takes for working rows W: W itself, or the DataFrame of a model with categories."
-        return W if self.frame is None else self.frame.frame(W)
+def _space_input(self, W: np.ndarray):
+    "What the final estimator takes for working rows W: W itself, or the DataFrame of a model with categories."
+    return W if self.frame is None else self.frame.frame(W)
+
+_Space._bare, _Space.input = _space_bare, _space_input
 
 # %% ../../nbs/26a_evaluate.ipynb #5cc80a8b
 _SAME_SCALE = 1e-9   # numeric columns whose spreads agree to this relative tolerance are already on one scale
@@ -204,19 +207,24 @@ class _Units:
         self._num = np.flatnonzero(num)
         self._znum = np.array([zcols[c][0] for c in self._num], dtype=int)
 
-    def to_z(self, W: np.ndarray) -> np.ndarray:
-        if self.identity: return W
-        Z = np.empty((len(W), len(self.zof)))
-        Z[:, self._znum] = W[:, self._num] / self.sd
-        for c, lv in self.levels.items(): Z[:, self.zcols[c]] = (W[:, [c]] == lv[None, :]) / np.sqrt(2)
-        return Z
+# %% ../../nbs/26a_evaluate.ipynb #1e2e3292
+def _units_to_z(self, W: np.ndarray) -> np.ndarray:
+    "Working rows W (n, p) -> the in-painter's columns Z: numbers in units of their spread, a category as scaled indicators."
+    if self.identity: return W
+    Z = np.empty((len(W), len(self.zof)))
+    Z[:, self._znum] = W[:, self._num] / self.sd
+    for c, lv in self.levels.items(): Z[:, self.zcols[c]] = (W[:, [c]] == lv[None, :]) / np.sqrt(2)
+    return Z
 
-    def to_w(self, D: np.ndarray) -> np.ndarray:
-        if self.identity: return D
-        W = np.empty(D.shape[:-1] + (len(self.kinds),))
-        W[..., self._num] = D[..., self._znum] * self.sd
-        for c, lv in self.levels.items(): W[..., c] = lv[np.argmax(D[..., self.zcols[c]], axis=-1)]
-        return W
+def _units_to_w(self, D: np.ndarray) -> np.ndarray:
+    "Draws D (..., q) in the in-painter's columns -> working rows (a category: the value of its largest indicator)."
+    if self.identity: return D
+    W = np.empty(D.shape[:-1] + (len(self.kinds),))
+    W[..., self._num] = D[..., self._znum] * self.sd
+    for c, lv in self.levels.items(): W[..., c] = lv[np.argmax(D[..., self.zcols[c]], axis=-1)]
+    return W
+
+_Units.to_z, _Units.to_w = _units_to_z, _units_to_w
 
 # %% ../../nbs/26a_evaluate.ipynb #0ce8b42f
 def _margin(S: np.ndarray, k: int) -> np.ndarray:
@@ -256,6 +264,36 @@ def _relevance(explanation, X):
 def _stderr(a: np.ndarray) -> float:
     return float(a.std(ddof=1) / np.sqrt(len(a))) if len(a) > 1 else float("nan")
 
+
+def _flip_output(g, R, out, space, units, Wx, Zx, inp, groups, opts):
+    "Flip one output g of the final estimator: the numbers removed, the curves and each row's AUFC."
+    def score(D, kept):
+        Wd = units.to_w(D)
+        if not units.identity: Wd = np.where(kept[:, units.first][:, None, :], Wx[:, None, :], Wd)
+        return g(space.input(Wd.reshape(-1, Wd.shape[-1]))).reshape(D.shape[:2])
+    n_removed, C = flip(g(space.input(Wx)), score, Zx, R, inp, groups=groups, output=out, **opts)
+    return n_removed, C, aufc(C, n_removed, reduce=None)
+
+# %% ../../nbs/26a_evaluate.ipynb #9a66df2d
+def _classes_checked(space, V, explanation, output, out_names) -> tuple:
+    """The final estimator's classes (or None), whether it has 3 or more, and the class that `output=` or the explanation
+    selects (or None): every check of the explanation against the model's outputs."""
+    classes = getattr(space.final, "classes_", None)
+    names = None if classes is None else [c.item() if isinstance(c, np.generic) else c for c in classes]
+    multi = names is not None and len(names) > 2
+    k = None
+    if not multi:
+        if V.ndim == 3: raise ValueError(f"explanation has {V.shape[2]} outputs but the model has one: pass one of them, e.g. explanation[..., 0]")
+        if output not in ("label", "decision"): raise ValueError(f"output={output!r}: 'label' or 'decision' (the model has one output)")
+    else:
+        k = _class_of(explanation, output, names)
+        if V.ndim == 2 and k is None:
+            raise ValueError(f"explanation has one output but the model has {len(names)} classes: name the class it explains with output=, one of {names}")
+        if V.ndim == 3 and V.shape[2] != len(names): raise ValueError(f"explanation has {V.shape[2]} outputs but the model has {len(names)} classes")
+        if V.ndim == 3 and out_names is not None and [str(o) for o in out_names] != [str(c) for c in names]:
+            raise ValueError(f"explanation's outputs {list(out_names)} are not the model's classes {names}")
+    return names, multi, k
+
 # %% ../../nbs/26a_evaluate.ipynb #4e620dd9
 def evaluate(model,  # the explained model: a fitted estimator or pipeline, a network of part B, or a callable f: (m, d) -> (m,)
              explanation,  # an Explanation of `model` ((n, M) or (n, M, K)), or relevance of that shape
@@ -290,19 +328,7 @@ def evaluate(model,  # the explained model: a fitted estimator or pipeline, a ne
     if len(V) != len(Wx): raise ValueError(f"explanation has {len(V)} rows but {where} has {len(Wx)}")
     if len(Wb) < 2: raise ValueError(f"background has {len(Wb)} row; the in-painter needs at least 2")
     if np.all(Wb == Wb[:1]): raise ValueError("background has all rows equal: the in-painter cannot fit a bandwidth to it")
-    classes = getattr(space.final, "classes_", None)
-    names = None if classes is None else [c.item() if isinstance(c, np.generic) else c for c in classes]
-    multi = names is not None and len(names) > 2
-    if not multi:                                             # every check before the in-painter is fitted
-        if V.ndim == 3: raise ValueError(f"explanation has {V.shape[2]} outputs but the model has one: pass one of them, e.g. explanation[..., 0]")
-        if output not in ("label", "decision"): raise ValueError(f"output={output!r}: 'label' or 'decision' (the model has one output)")
-    else:
-        k = _class_of(explanation, output, names)
-        if V.ndim == 2 and k is None:
-            raise ValueError(f"explanation has one output but the model has {len(names)} classes: name the class it explains with output=, one of {names}")
-        if V.ndim == 3 and V.shape[2] != len(names): raise ValueError(f"explanation has {V.shape[2]} outputs but the model has {len(names)} classes")
-        if V.ndim == 3 and out_names is not None and [str(o) for o in out_names] != [str(c) for c in names]:
-            raise ValueError(f"explanation's outputs {list(out_names)} are not the model's classes {names}")
+    names, multi, k = _classes_checked(space, V, explanation, output, out_names)   # every check before the in-painter is fitted
     units = _Units(space.kinds, Wb)
     inp = ConditionalKDEInpainter(categorical=units.categorical if units.categorical.any() else None).fit(units.to_z(Wb))
     Zx = units.to_z(Wx)
@@ -310,13 +336,7 @@ def evaluate(model,  # the explained model: a fitted estimator or pipeline, a ne
     opts = dict(n_draws=n_draws, step=flipping_step(V.shape[1]) if step is None else step, random_state=random_state,
                 tie_rtol=tie_rtol, local_gamma=local_gamma)
 
-    def run(g, R, out):
-        def score(D, kept):
-            Wd = units.to_w(D)
-            if not units.identity: Wd = np.where(kept[:, units.first][:, None, :], Wx[:, None, :], Wd)
-            return g(space.input(Wd.reshape(-1, Wd.shape[-1]))).reshape(D.shape[:2])
-        n_removed, C = flip(g(space.input(Wx)), score, Zx, R, inp, groups=groups, output=out, **opts)
-        return n_removed, C, aufc(C, n_removed, reduce=None)
+    run = lambda g, R, out: _flip_output(g, R, out, space, units, Wx, Zx, inp, groups, opts)
 
     if not multi:
         g = model_output(space.final)[1] if space.frame is not None else \

@@ -14,15 +14,16 @@ from sklearn.utils import check_array
 from sklearn.utils.validation import check_is_fitted
 
 from ..explanation import Explanation
+from ..reading import model_output
 from ..validation import Interval, check_points, StrOptions, check_features, check_params, keyword_only, warn_deprecated
 from numbers import Integral, Real
 from .baselines import ExplainedModel, explained_model
 
 
 # %% auto #0
-__all__ = ['ConditionalKDEInpainter', 'flipping_step', 'flipping_curve', 'flip', 'aufc']
+__all__ = ['ConditionalKDEInpainter', 'flipping_step', 'flip', 'flipping_curve', 'aufc']
 
-# %% ../../nbs/26_flipping.ipynb #d6013e56
+# %% ../../nbs/26_flipping.ipynb #07bd22f2
 _CHUNK = 1 << 21
 
 
@@ -31,7 +32,7 @@ def _sq_dists(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     D = np.einsum("ij,ij->i", A, A)[:, None] - 2 * A @ B.T + np.einsum("ij,ij->i", B, B)[None, :]
     return np.maximum(D, 0.0)
 
-
+# %% ../../nbs/26_flipping.ipynb #d6013e56
 class ConditionalKDEInpainter(BaseEstimator):
     """Gaussian KDE of a training set, sampled conditionally on a subset of kept features.
 
@@ -52,7 +53,6 @@ class ConditionalKDEInpainter(BaseEstimator):
                  ):
         self.scales, self.refine, self.max_iter, self.tol, self.categorical = scales, refine, max_iter, tol, categorical
 
-    # -- fitting -----------------------------------------------------------------------------
     def _loo_terms(self, scales: np.ndarray):
         "Mean LOO log-likelihood for each s in `scales` (K,), and the fixed-point update for the first."
         U = self.X_train_
@@ -77,114 +77,122 @@ class ConditionalKDEInpainter(BaseEstimator):
         "Mean leave-one-out log-likelihood of the training set for inverse bandwidth `scale`."
         return float(self._loo_terms(np.array([float(scale)]))[0][0])
 
-    def fit(self, X, y=None):
-        "Store the training set (m, d) and choose s by leave-one-out likelihood."
-        check_params(self, self._parameter_constraints,
-                     {"scales": self.scales, "refine": self.refine, "max_iter": self.max_iter, "tol": self.tol,
-                      "categorical": self.categorical})
-        U = check_features(self, X, reset=True, name="X_train")
-        self.noised_ = None                       # None: every column noised (the authors' sampler, draw for draw)
-        if self.categorical is not None:
-            cat = np.asarray(self.categorical)
-            if cat.dtype != bool or cat.shape != (U.shape[1],):
-                raise ValueError(f"categorical must be {U.shape[1]} booleans (one per column), got {cat.dtype} of shape {cat.shape}")
-            if cat.any(): self.noised_ = (~cat).astype(float)
-        if len(U) < 2:
-            raise ValueError(f"X_train needs at least 2 rows for the leave-one-out bandwidth, got {len(U)}")
-        self.X_train_ = U
-        self.n_features_in_ = U.shape[1]
-        if self.scales is None:
-            m = len(U)
-            sub = U[:: max(1, m // 500)]
-            mean_d = _sq_dists(sub, sub)[~np.eye(len(sub), dtype=bool)].mean()
-            if not mean_d > 0:
-                raise ValueError("X_train has all rows equal: no bandwidth can be fitted")
-            grid = np.logspace(-2, 4, 41) / mean_d
-        else:
-            grid = np.asarray(self.scales, float).ravel()
-            if grid.size == 0 or not np.all(np.isfinite(grid) & (grid > 0)):
-                raise ValueError("scales must be a non-empty sequence of positive finite numbers")
-        lls, _ = self._loo_terms(grid)
-        if not np.any(np.isfinite(lls)):
-            raise ValueError("leave-one-out likelihood is not finite on the grid of scales")
-        best = int(np.nanargmax(np.where(np.isfinite(lls), lls, -np.inf)))
-        self.grid_, self.grid_log_likelihood_ = grid, lls
-        s, ll = grid[best], lls[best]
-        if self.refine:
-            for it in range(self.max_iter):
-                ll_s, sigma2 = self._loo_terms(np.array([s]))
-                s_new = 1.0 / (2.0 * sigma2) if sigma2 > 0 else s
-                ll_new = self._loo_terms(np.array([s_new]))[0][0]
-                if not (np.isfinite(ll_new) and ll_new >= ll):
-                    break
-                done = ll_new - ll < self.tol
-                s, ll = s_new, ll_new
-                if done:
-                    break
-        self.scale_, self.loo_log_likelihood_ = float(s), float(ll)
-        self.noise_std_ = float((2 * self.scale_) ** -0.5)
-        return self
-
-    # -- sampling ----------------------------------------------------------------------------
     def _check_fitted(self):
         check_is_fitted(self, "scale_")     # NotFittedError (a ValueError) naming the class
 
-    def sample_batch(self, X, kept_mask, n_draws: int = 50, random_state=None, *, local_gamma: float = 0.0) -> np.ndarray:
-        """Draws (n, n_draws, d): kept features (kept_mask True) equal X, the others come from the conditional KDE
-        (the chosen row's value, plus N(0, 1 / (2s)) noise on the columns not flagged `categorical`).
-
-        X (n, d) points; kept_mask (n, d) or (d,) booleans; one numpy Generator stream for all.
-        `local_gamma` > 0: local in-painting, the authors' `adjustment_gamma` (their `kde.py`): each training
-        row u's weight is also multiplied by exp(-local_gamma |x - u|^2) over all features of the
-        original point x, so that removed features are drawn from rows near x itself."""
-        self._check_fitted()
-        X = check_points(self, X)
-        M = np.asarray(kept_mask)
-        if M.dtype != bool:
-            raise TypeError(f"kept_mask must be boolean, got dtype {M.dtype}")
-        M = np.broadcast_to(M, X.shape) if M.ndim == 1 and M.shape[0] == X.shape[1] else M
-        if M.shape != X.shape:
-            raise ValueError(f"kept_mask has shape {M.shape}, expected {X.shape} or ({X.shape[1]},)")
-        if not isinstance(n_draws, (int, np.integer)) or n_draws < 1:
-            raise ValueError(f"n_draws must be a positive integer, got {n_draws!r}")
-        if not (isinstance(local_gamma, Real) and np.isfinite(local_gamma) and local_gamma >= 0):
-            raise ValueError(f"local_gamma must be a finite number >= 0, got {local_gamma!r}")
-        rng = random_state if isinstance(random_state, np.random.Generator) else np.random.default_rng(random_state)
-        U, s = self.X_train_, self.scale_
-        n, d = X.shape
+# %% ../../nbs/26_flipping.ipynb #8f5271d6
+def _fit(self, X, y=None):
+    "Store the training set (m, d) and choose s by leave-one-out likelihood."
+    check_params(self, self._parameter_constraints,
+                 {"scales": self.scales, "refine": self.refine, "max_iter": self.max_iter, "tol": self.tol,
+                  "categorical": self.categorical})
+    U = check_features(self, X, reset=True, name="X_train")
+    self.noised_ = None                       # None: every column noised (the authors' sampler, draw for draw)
+    if self.categorical is not None:
+        cat = np.asarray(self.categorical)
+        if cat.dtype != bool or cat.shape != (U.shape[1],):
+            raise ValueError(f"categorical must be {U.shape[1]} booleans (one per column), got {cat.dtype} of shape {cat.shape}")
+        if cat.any(): self.noised_ = (~cat).astype(float)
+    if len(U) < 2:
+        raise ValueError(f"X_train needs at least 2 rows for the leave-one-out bandwidth, got {len(U)}")
+    self.X_train_ = U
+    self.n_features_in_ = U.shape[1]
+    if self.scales is None:
         m = len(U)
-        out = np.empty((n, n_draws, d))
-        step = max(1, _CHUNK // max(m, n_draws * d))
-        Mf = M.astype(float)
-        for a in range(0, n, step):
-            x, k = X[a:a + step], Mf[a:a + step]
-            c = len(x)
-            # masked squared distances |x_K - u_K|^2, (c, m)
-            D = np.maximum((k * x * x).sum(1)[:, None] - 2 * (k * x) @ U.T + k @ (U * U).T, 0.0)
-            logw = -s * D
-            if local_gamma:  # the authors' local adjustment: |x - u|^2 over all features
-                logw = logw - local_gamma * _sq_dists(x, U)
-            w = np.exp(logw - logw.max(1, keepdims=True))
-            cdf = np.cumsum(w, 1)
-            cdf /= cdf[:, -1:]
-            rows = np.arange(c)[:, None]
-            u = rng.random((c, n_draws))
-            idx = np.searchsorted((cdf + rows).ravel(), (u + rows).ravel(), side="right").reshape(c, n_draws) - rows * m
-            idx = np.clip(idx, 0, m - 1)
-            noise = rng.standard_normal((c, n_draws, d)) * self.noise_std_
-            draws = U[idx] + (noise if self.noised_ is None else noise * self.noised_)
-            out[a:a + c] = np.where(M[a:a + c, None, :], x[:, None, :], draws)
-        return out
+        sub = U[:: max(1, m // 500)]
+        mean_d = _sq_dists(sub, sub)[~np.eye(len(sub), dtype=bool)].mean()
+        if not mean_d > 0:
+            raise ValueError("X_train has all rows equal: no bandwidth can be fitted")
+        grid = np.logspace(-2, 4, 41) / mean_d
+    else:
+        grid = np.asarray(self.scales, float).ravel()
+        if grid.size == 0 or not np.all(np.isfinite(grid) & (grid > 0)):
+            raise ValueError("scales must be a non-empty sequence of positive finite numbers")
+    lls, _ = self._loo_terms(grid)
+    if not np.any(np.isfinite(lls)):
+        raise ValueError("leave-one-out likelihood is not finite on the grid of scales")
+    best = int(np.nanargmax(np.where(np.isfinite(lls), lls, -np.inf)))
+    self.grid_, self.grid_log_likelihood_ = grid, lls
+    s, ll = grid[best], lls[best]
+    if self.refine:
+        for it in range(self.max_iter):
+            ll_s, sigma2 = self._loo_terms(np.array([s]))
+            s_new = 1.0 / (2.0 * sigma2) if sigma2 > 0 else s
+            ll_new = self._loo_terms(np.array([s_new]))[0][0]
+            if not (np.isfinite(ll_new) and ll_new >= ll):
+                break
+            done = ll_new - ll < self.tol
+            s, ll = s_new, ll_new
+            if done:
+                break
+    self.scale_, self.loo_log_likelihood_ = float(s), float(ll)
+    self.noise_std_ = float((2 * self.scale_) ** -0.5)
+    return self
 
-    def sample(self, x, kept_mask, n_draws: int = 50, random_state=None) -> np.ndarray:
-        "Draws (n_draws, d) for one point x (d,) given kept_mask (d,) booleans."
-        x = np.asarray(x, float)
-        if x.ndim != 1:
-            raise ValueError(f"x must be one point of shape (d,), got shape {x.shape}")
-        km = np.asarray(kept_mask)
-        if km.shape != x.shape:
-            raise ValueError(f"kept_mask has shape {km.shape}, expected {x.shape}")
-        return self.sample_batch(x[None], km[None], n_draws, random_state)[0]
+ConditionalKDEInpainter.fit = _fit
+
+# %% ../../nbs/26_flipping.ipynb #da68ba2d
+def _sample_batch(self, X, kept_mask, n_draws: int = 50, random_state=None, *, local_gamma: float = 0.0) -> np.ndarray:
+    """Draws (n, n_draws, d): kept features (kept_mask True) equal X, the others come from the conditional KDE
+    (the chosen row's value, plus N(0, 1 / (2s)) noise on the columns not flagged `categorical`).
+
+    X (n, d) points; kept_mask (n, d) or (d,) booleans; one numpy Generator stream for all.
+    `local_gamma` > 0: local in-painting, the authors' `adjustment_gamma` (their `kde.py`): each training
+    row u's weight is also multiplied by exp(-local_gamma |x - u|^2) over all features of the
+    original point x, so that removed features are drawn from rows near x itself."""
+    self._check_fitted()
+    X = check_points(self, X)
+    M = np.asarray(kept_mask)
+    if M.dtype != bool:
+        raise TypeError(f"kept_mask must be boolean, got dtype {M.dtype}")
+    M = np.broadcast_to(M, X.shape) if M.ndim == 1 and M.shape[0] == X.shape[1] else M
+    if M.shape != X.shape:
+        raise ValueError(f"kept_mask has shape {M.shape}, expected {X.shape} or ({X.shape[1]},)")
+    if not isinstance(n_draws, (int, np.integer)) or n_draws < 1:
+        raise ValueError(f"n_draws must be a positive integer, got {n_draws!r}")
+    if not (isinstance(local_gamma, Real) and np.isfinite(local_gamma) and local_gamma >= 0):
+        raise ValueError(f"local_gamma must be a finite number >= 0, got {local_gamma!r}")
+    rng = random_state if isinstance(random_state, np.random.Generator) else np.random.default_rng(random_state)
+    U, s = self.X_train_, self.scale_
+    n, d = X.shape
+    m = len(U)
+    out = np.empty((n, n_draws, d))
+    step = max(1, _CHUNK // max(m, n_draws * d))
+    Mf = M.astype(float)
+    for a in range(0, n, step):
+        x, k = X[a:a + step], Mf[a:a + step]
+        c = len(x)
+        # masked squared distances |x_K - u_K|^2, (c, m)
+        D = np.maximum((k * x * x).sum(1)[:, None] - 2 * (k * x) @ U.T + k @ (U * U).T, 0.0)
+        logw = -s * D
+        if local_gamma:  # the authors' local adjustment: |x - u|^2 over all features
+            logw = logw - local_gamma * _sq_dists(x, U)
+        w = np.exp(logw - logw.max(1, keepdims=True))
+        cdf = np.cumsum(w, 1)
+        cdf /= cdf[:, -1:]
+        rows = np.arange(c)[:, None]
+        u = rng.random((c, n_draws))
+        idx = np.searchsorted((cdf + rows).ravel(), (u + rows).ravel(), side="right").reshape(c, n_draws) - rows * m
+        idx = np.clip(idx, 0, m - 1)
+        noise = rng.standard_normal((c, n_draws, d)) * self.noise_std_
+        draws = U[idx] + (noise if self.noised_ is None else noise * self.noised_)
+        out[a:a + c] = np.where(M[a:a + c, None, :], x[:, None, :], draws)
+    return out
+
+ConditionalKDEInpainter.sample_batch = _sample_batch
+
+# %% ../../nbs/26_flipping.ipynb #63d1c11f
+def _sample(self, x, kept_mask, n_draws: int = 50, random_state=None) -> np.ndarray:
+    "Draws (n_draws, d) for one point x (d,) given kept_mask (d,) booleans."
+    x = np.asarray(x, float)
+    if x.ndim != 1:
+        raise ValueError(f"x must be one point of shape (d,), got shape {x.shape}")
+    km = np.asarray(kept_mask)
+    if km.shape != x.shape:
+        raise ValueError(f"kept_mask has shape {km.shape}, expected {x.shape}")
+    return self.sample_batch(x[None], km[None], n_draws, random_state)[0]
+
+ConditionalKDEInpainter.sample = _sample
 
 # %% ../../nbs/26_flipping.ipynb #d4249a51
 _OUTPUTS = StrOptions({"label", "decision"})
@@ -194,19 +202,20 @@ def flipping_step(n_features: int) -> int:
     "Removals between two points of the curve: 1 (d <= 10), 2 (d <= 50) or 5 (d > 50)."
     return 1 if n_features <= 10 else (2 if n_features <= 50 else 5)
 
-
+# %% ../../nbs/26_flipping.ipynb #177a896a
 def _as_output(model, X):
     "f: (m, d) -> (m,) and the checked points X, from a fitted estimator, a network of part B (`decision_function`) or a callable."
     if not hasattr(model, "fit") and not isinstance(model, ExplainedModel):
-        if hasattr(model, "decision_function"):
+        if hasattr(model, "decision_function"):                          # a network: its output, read as any model's
             X = check_points(model, X) if hasattr(model, "n_features_in_") else check_array(X, input_name="X")
-            return (lambda Z: np.asarray(model.decision_function(Z), float).ravel()), X
+            f = model_output(model)[1]
+            return (lambda Z: f(Z).ravel()), X
         if callable(model):
             return (lambda Z: np.asarray(model(Z), float).ravel()), check_array(X, input_name="X")
     em = explained_model(model)
     return em.output, check_points(em.model, X)
 
-
+# %% ../../nbs/26_flipping.ipynb #c02393b2
 def _tie_free_order(V: np.ndarray, rtol: float, rng: np.random.Generator) -> np.ndarray:
     """Per row of V (n, d), the feature indices by decreasing V, tied values (consecutive sorted values at most
     rtol * max |V_i| apart, chained) in a uniformly random order drawn from `rng` (one draw of (n, d) uniforms)."""
@@ -219,7 +228,61 @@ def _tie_free_order(V: np.ndarray, rtol: float, rng: np.random.Generator) -> np.
     within = np.lexsort((u, group), axis=1)  # by group, then by the features' uniforms inside it
     return np.take_along_axis(order, within, axis=1)
 
+# %% ../../nbs/26_flipping.ipynb #938242f7
+def flip(f0: np.ndarray,  # (n,) the model's output at the explained points
+         score: Callable,  # score(draws (n, n_draws, p), kept (n, p)) -> (n, n_draws) outputs at the in-painted points
+         Z: np.ndarray,  # (n, p) the explained points in the in-painter's columns
+         R: np.ndarray,  # (n, G) relevance of G groups of columns (G = p: one column each)
+         inpainter: ConditionalKDEInpainter,  # fitted on rows of p columns
+         *, groups: np.ndarray | None = None,  # (p,) the group of each column (None: column j is group j)
+         n_draws: int, step: int, output: str, random_state, tie_rtol: float, local_gamma: float,
+         ) -> tuple[np.ndarray, np.ndarray]:
+    """The loop of `flipping_curve` over groups of columns: a group (a raw column's one-hot indicators, say) is
+    ranked by its relevance and removed as one; returns n_removed (k,) counted in groups and curves (n, k)."""
+    n, G = R.shape
+    rng = np.random.default_rng(random_state)
+    tie_rng = rng.spawn(1)[0]  # a child stream: the in-painting draws of rng stay as they are
+    sign = np.where(f0 > 0, 1.0, -1.0)
+    order = _tie_free_order(sign[:, None] * R, tie_rtol, tie_rng)  # most relevant for the predicted class first
+    rank = np.argsort(order, axis=1)  # rank[i, j] = position of group j in point i's order
+    n_removed = np.unique(np.r_[np.arange(0, G, step), G])
+    transform = (lambda v: np.where(v > 0, 1.0, -1.0)) if output == "label" else (lambda v: v)
+    curves = np.empty((n, len(n_removed)))
+    for t, r in enumerate(n_removed):
+        if r == 0:
+            curves[:, t] = sign * transform(f0)
+            continue
+        kept = rank >= r if groups is None else (rank >= r)[:, groups]
+        draws = inpainter.sample_batch(Z, kept, n_draws, rng, local_gamma=local_gamma)  # (n, n_draws, p)
+        curves[:, t] = (sign[:, None] * transform(score(draws, kept))).mean(1)
+    return n_removed, curves
 
+# %% ../../nbs/26_flipping.ipynb #2c6e9c89
+def _relevance_rows(relevance, n: int, d: int) -> np.ndarray:
+    "The relevance (n, d) of the explained rows: an array, or the values of an Explanation of one output."
+    if isinstance(relevance, Explanation):
+        if relevance.values.ndim != 2: raise ValueError("relevance is an Explanation of several outputs: pick one with .select_output(k)")
+        relevance = relevance.values
+    R = check_array(relevance, input_name="relevance")
+    if R.shape[1] != d: raise ValueError(f"relevance has {R.shape[1]} features but X has {d}")
+    if R.shape[0] != n:
+        raise ValueError(f"relevance has {R.shape[0]} rows but X has {n}")
+    return R
+
+
+def _fitted_inpainter(inpainter, background, d: int) -> ConditionalKDEInpainter:
+    "The in-painter: the fitted one given, or one fitted to `background`; its columns must be X's d."
+    if inpainter is None:
+        if background is None:
+            raise ValueError("pass background= (the training rows the in-painter is fitted to) or a fitted inpainter")
+        inpainter = ConditionalKDEInpainter().fit(check_array(background, input_name="background", ensure_min_samples=2))
+    else:
+        inpainter._check_fitted()
+    if inpainter.n_features_in_ != d:
+        raise ValueError(f"the inpainter was fitted on {inpainter.n_features_in_} features, X has {d}")
+    return inpainter
+
+# %% ../../nbs/26_flipping.ipynb #e4d708ce
 @keyword_only
 def flipping_curve(model,  # fitted binary classifier (see attribution.explained_model), an object with decision_function, or a callable f: (m, d) -> (m,)
                    X,  # (n, d) explained points
@@ -252,60 +315,18 @@ def flipping_curve(model,  # fitted binary classifier (see attribution.explained
         if background is None: background = X_train
     f, X = _as_output(model, X)
     n, d = X.shape
-    if isinstance(relevance, Explanation):
-        if relevance.values.ndim != 2: raise ValueError("relevance is an Explanation of several outputs: pick one with .select_output(k)")
-        relevance = relevance.values
-    R = check_array(relevance, input_name="relevance")
-    if R.shape[1] != d: raise ValueError(f"relevance has {R.shape[1]} features but X has {d}")
-    if R.shape[0] != n:
-        raise ValueError(f"relevance has {R.shape[0]} rows but X has {n}")
+    R = _relevance_rows(relevance, n, d)
     check_params("flipping_curve", {"output": [_OUTPUTS], "n_draws": [Interval(Integral, 1, None, closed="left")],
                                     "step": [Interval(Integral, 1, None, closed="left"), None], "tie_rtol": [Interval(Real, 0, None, closed="left")],
                                     "local_gamma": [Interval(Real, 0, None, closed="left")]},
                  {"output": output, "n_draws": n_draws, "step": step, "tie_rtol": tie_rtol, "local_gamma": local_gamma})
     if not np.isfinite(tie_rtol): raise ValueError(f"tie_rtol must be finite, got {tie_rtol!r}")
     step = flipping_step(d) if step is None else step
-    if inpainter is None:
-        if background is None:
-            raise ValueError("pass background= (the training rows the in-painter is fitted to) or a fitted inpainter")
-        inpainter = ConditionalKDEInpainter().fit(check_array(background, input_name="background", ensure_min_samples=2))
-    else:
-        inpainter._check_fitted()
-    if inpainter.n_features_in_ != d:
-        raise ValueError(f"the inpainter was fitted on {inpainter.n_features_in_} features, X has {d}")
+    inpainter = _fitted_inpainter(inpainter, background, d)
     return flip(f(X), lambda D, kept: f(D.reshape(-1, d)).reshape(D.shape[:2]), X, R, inpainter, n_draws=n_draws, step=step,
                 output=output, random_state=random_state, tie_rtol=tie_rtol, local_gamma=local_gamma)
 
-
-def flip(f0: np.ndarray,  # (n,) the model's output at the explained points
-         score: Callable,  # score(draws (n, n_draws, p), kept (n, p)) -> (n, n_draws) outputs at the in-painted points
-         Z: np.ndarray,  # (n, p) the explained points in the in-painter's columns
-         R: np.ndarray,  # (n, G) relevance of G groups of columns (G = p: one column each)
-         inpainter: ConditionalKDEInpainter,  # fitted on rows of p columns
-         *, groups: np.ndarray | None = None,  # (p,) the group of each column (None: column j is group j)
-         n_draws: int, step: int, output: str, random_state, tie_rtol: float, local_gamma: float,
-         ) -> tuple[np.ndarray, np.ndarray]:
-    """The loop of `flipping_curve` over groups of columns: a group (a raw column's one-hot indicators, say) is
-    ranked by its relevance and removed as one; returns n_removed (k,) counted in groups and curves (n, k)."""
-    n, G = R.shape
-    rng = np.random.default_rng(random_state)
-    tie_rng = rng.spawn(1)[0]  # a child stream: the in-painting draws of rng stay as they are
-    sign = np.where(f0 > 0, 1.0, -1.0)
-    order = _tie_free_order(sign[:, None] * R, tie_rtol, tie_rng)  # most relevant for the predicted class first
-    rank = np.argsort(order, axis=1)  # rank[i, j] = position of group j in point i's order
-    n_removed = np.unique(np.r_[np.arange(0, G, step), G])
-    transform = (lambda v: np.where(v > 0, 1.0, -1.0)) if output == "label" else (lambda v: v)
-    curves = np.empty((n, len(n_removed)))
-    for t, r in enumerate(n_removed):
-        if r == 0:
-            curves[:, t] = sign * transform(f0)
-            continue
-        kept = rank >= r if groups is None else (rank >= r)[:, groups]
-        draws = inpainter.sample_batch(Z, kept, n_draws, rng, local_gamma=local_gamma)  # (n, n_draws, p)
-        curves[:, t] = (sign[:, None] * transform(score(draws, kept))).mean(1)
-    return n_removed, curves
-
-
+# %% ../../nbs/26_flipping.ipynb #03679d04
 def aufc(curves,  # (n, k) flipping curves, or (k,) for one point
          n_removed=None,  # (k,) positions of the curve points (default 0, 1, ..., k - 1)
          *,

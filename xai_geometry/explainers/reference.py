@@ -34,7 +34,7 @@ def kernel_shap_l1_rule(d: int, nsamples: int | None = None) -> str | bool:
     total = 2.0 ** d - 2
     return "aic" if min(n, total) / total < 0.2 else False
 
-
+# %% ../../nbs/25a_reference.ipynb #d09d1d2d
 def _output(model, output: str):
     "The function the surrogate explains: f (`\"decision\"`, positive = class 1) or the hard label sign f in {-1, +1} (`\"label\"`)."
     em = explained_model(model)
@@ -42,7 +42,7 @@ def _output(model, output: str):
     if output == "label": return lambda Z: np.where(em.output(Z) > 0, 1.0, -1.0)
     raise ValueError(f"output must be 'decision', 'label' or 'both', got {output!r}")
 
-
+# %% ../../nbs/25a_reference.ipynb #f1d9cc07
 _KMEANS = {}
 
 
@@ -56,7 +56,7 @@ def _kmeans_background(shap, B: np.ndarray, k: int):
         _KMEANS[key] = shap.kmeans(B, k)
     return _KMEANS[key]
 
-
+# %% ../../nbs/25a_reference.ipynb #49eef3fd
 def kernel_shap_reference(model, X, X_train, *, random_state: int = 0, background: str = "kmeans",
                           background_size: int = 10, l1_reg="auto", nsamples="auto", output: str = "decision") -> np.ndarray:
     """KernelSHAP by the reference package: `shap.KernelExplainer` of the explained output f
@@ -96,7 +96,7 @@ def kernel_shap_reference(model, X, X_train, *, random_state: int = 0, backgroun
         return R.reshape((2,) + X.shape)
     return np.asarray(R, float).reshape(X.shape)
 
-
+# %% ../../nbs/25a_reference.ipynb #d6f1d842
 def lime_reference(model, X, X_train, *, random_state: int = 0, num_samples: int = 5000) -> np.ndarray:
     """LIME by the reference package: `lime.lime_tabular.LimeTabularExplainer` of the explained output
     f in regression mode with its defaults (quartile discretization of the training split,
@@ -113,7 +113,6 @@ def lime_reference(model, X, X_train, *, random_state: int = 0, num_samples: int
             e = ex.explain_instance(x, em.output, num_features=d, num_samples=num_samples)
             for j, v in e.local_exp[1]: R[i, j] = v
     return R
-
 
 # %% ../../nbs/25a_reference.ipynb #da378094
 def shap_kernel(model, X, *, background=None, random_state=0, summary: str | None = None, **options) -> np.ndarray:

@@ -19,7 +19,7 @@ from ..explainers.baselines import (Background, ExplainedModel, KernelCoalitions
     integrated_gradients, kernel_shap, kernel_shap_mean, lime, occlusion, sensitivity, shapley_sampling)
 from ..explainers.reference import lime_tabular, shap_kernel
 from ..reading import model_output
-from ..validation import check_points, estimator_type
+from ..validation import check_points, column_names, estimator_type
 
 # %% auto #0
 __all__ = ['ModelAgnostic', 'AgnosticExplainer', 'GradientXInput', 'Sensitivity', 'IntegratedGradients', 'Occlusion',
@@ -138,7 +138,7 @@ def _agnostic_call(self, X) -> Explanation:
     for em, extra in zip(self._outputs, self._setup):
         V.append(np.asarray(cls.function(em, A, background=self._B, random_state=self.random_state, **self.options, **extra), float))
         base.append(cls.base_values(em, A, V[-1], self._B, self.options))
-    names = [str(c) for c in getattr(em0.model, "feature_names_in_", [f"x{j}" for j in range(A.shape[1])])]
+    names = column_names(A.shape[1], model=em0.model)
     data = pd.DataFrame(A, columns=names, index=rows.index if isinstance(rows, pd.DataFrame) else None)
     B = self.background_
     info = {"model": type(em0.model).__name__, "method": cls.name, "additive": cls.additive, "explains": cls.explains,
@@ -189,6 +189,7 @@ class _Gradient(ModelAgnostic):
     def base_values(cls, em, A, V, background, options):
         return np.full(len(A), float(em.output(np.zeros((1, A.shape[1])))[0]))
 
+# %% ../../nbs/25b_agnostic.ipynb #9e34c6a4
 class GradientXInput(_Gradient):
     name, label, colour, function = "gradient_x_input", "GI", "grey", staticmethod(gradient_x_input)
     cost, reference = "one gradient per row", "finite differences; the linear model's w·x"
@@ -199,6 +200,7 @@ class Sensitivity(_Gradient):
     cost, reference = "one gradient per row", "finite differences"
     explains = "the squared gradient (∂f/∂x_j)² of the model's output (not a decomposition of f)"
 
+# %% ../../nbs/25b_agnostic.ipynb #d4238c2b
 class IntegratedGradients(_Gradient):
     name, label, colour, function = "integrated_gradients", "IG", "tab:olive", staticmethod(integrated_gradients)
     cost, reference = "10 gradients per row", "the exact path integral of a linear model"
@@ -229,6 +231,7 @@ class ShapleySampling(ModelAgnostic):
     cost, reference = "10·(d − 1) model calls per row (10 permutations)", "exact Shapley values (all permutations)"
     additive = True
 
+# %% ../../nbs/25b_agnostic.ipynb #fe5e9b06
 class KernelShap(ModelAgnostic):
     name, label, colour, function = "kernel_shap", "Kernel SHAP", "tab:orange", staticmethod(kernel_shap)
     cost = "(2d + 2048 coalitions) × background rows model calls per row (all coalitions, exact, for d ≤ 11)"
@@ -254,6 +257,7 @@ class KernelShapMean(KernelShap):
     def base_values(cls, em, A, V, background, options):
         return ModelAgnostic.base_values.__func__(cls, em, A, V, background, options)
 
+# %% ../../nbs/25b_agnostic.ipynb #d6032ccf
 class Lime(ModelAgnostic):
     name, label, colour, function = "lime", "LIME", "tab:green", staticmethod(lime)
     cost, reference = "5,000 perturbations and one ridge fit per row", "lime.lime_tabular (the `lime_tabular` method)"

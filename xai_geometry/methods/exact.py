@@ -62,6 +62,7 @@ class Exact(Method):
     def prepare_estimator(cls, model, *, background=None, output=None, random_state=0, **options):
         raise NotImplementedError(f"{cls.__name__}.prepare_estimator")
 
+# %% ../../nbs/48d_method_exact.ipynb #3fac53d8
 class ThroughColumns:
     """An exact method prepared for a pipeline's final model, called on raw rows: the rows transformed, the values
     summed per raw column. When each transformed column is its raw column (scalers) and the prepared method reads

@@ -13,7 +13,7 @@ from ..explanation import Explanation, background_sample
 from .exact import Exact, check_interactions, diagonal_interactions
 from .agnostic import _stored_rows
 from ..reading import model_output
-from ..validation import as_rows, check_points, estimator_type
+from ..validation import as_rows, check_points, column_names, estimator_type
 
 # %% auto #0
 __all__ = ['LinearShapley', 'LinearPrepared']
@@ -97,24 +97,27 @@ class LinearPrepared:
             raise ValueError(f"{type(model).__name__}.{self.what} is not w·x + b with its coef_ on the background rows: "
                              "explain it with a model-agnostic method (method='kernel_shap')")
         self.base = self.mean @ W.T + b                                   # (T,) = E_B f, exactly w·mean + b
-        names = getattr(model, "feature_names_in_", None)
-        self.names = [str(c) for c in names] if names is not None else [f"x{j}" for j in range(B.shape[1])]
+        self.names = column_names(B.shape[1], model=model)
 
-    def __call__(self, X) -> Explanation:
-        X = as_rows(X)                                                    # one Series is one row
-        A = check_points(self.model, X, "X")
-        V = (A - self.mean)[:, :, None] * self.W.T[None]                  # (n, d, T): w_j (x_j − mean_B x_j)
-        data = pd.DataFrame(A, columns=self.names, index=X.index if isinstance(X, pd.DataFrame) else None)
-        name = type(self.model).__name__
-        info = {"model": name, "method": "linear", "background": f"{len(self.background_)} given rows" if self._given else
-                f"{len(self.background_)} of the model's own training rows (background_sample, seed 0)",
-                "explains": f"{name}.{self.what}", "base": LinearShapley.base}
-        method = "exact interventional Shapley values of a linear model, w_j (x_j − mean_B x_j)"
-        cl = getattr(self.model, "classes_", None)
-        if V.shape[2] == 1:
-            if cl is not None: info["class"] = cl[1].item() if isinstance(cl[1], np.generic) else cl[1]
-            return Explanation(values=V[:, :, 0], base_values=np.full(len(A), self.base[0]), data=data,
-                               feature_names=self.names, output=f"{name}.{self.what}", method=method, info=info)
-        return Explanation(values=V, base_values=np.tile(self.base, (len(A), 1)), data=data, feature_names=self.names,
-                           output_names=[str(c) for c in (cl if cl is not None else range(V.shape[2]))],
-                           output=f"{name}.{self.what}[:, k] of each output k", method=method, info=info)
+# %% ../../nbs/48h_method_linear.ipynb #bc5c4b7a
+def _linear_call(self, X) -> Explanation:
+    "The explanation of the rows X: w_j (x_j − mean_B x_j) per column and output, the base w·mean_B + b."
+    X = as_rows(X)                                                    # one Series is one row
+    A = check_points(self.model, X, "X")
+    V = (A - self.mean)[:, :, None] * self.W.T[None]                  # (n, d, T): w_j (x_j − mean_B x_j)
+    data = pd.DataFrame(A, columns=self.names, index=X.index if isinstance(X, pd.DataFrame) else None)
+    name = type(self.model).__name__
+    info = {"model": name, "method": "linear", "background": f"{len(self.background_)} given rows" if self._given else
+            f"{len(self.background_)} of the model's own training rows (background_sample, seed 0)",
+            "explains": f"{name}.{self.what}", "base": LinearShapley.base}
+    method = "exact interventional Shapley values of a linear model, w_j (x_j − mean_B x_j)"
+    cl = getattr(self.model, "classes_", None)
+    if V.shape[2] == 1:
+        if cl is not None: info["class"] = cl[1].item() if isinstance(cl[1], np.generic) else cl[1]
+        return Explanation(values=V[:, :, 0], base_values=np.full(len(A), self.base[0]), data=data,
+                           feature_names=self.names, output=f"{name}.{self.what}", method=method, info=info)
+    return Explanation(values=V, base_values=np.tile(self.base, (len(A), 1)), data=data, feature_names=self.names,
+                       output_names=[str(c) for c in (cl if cl is not None else range(V.shape[2]))],
+                       output=f"{name}.{self.what}[:, k] of each output k", method=method, info=info)
+
+LinearPrepared.__call__ = _linear_call

@@ -31,6 +31,7 @@ class TreeShapley(Exact):
     def prepare_estimator(cls, model, *, background=None, output=None, random_state=0, **options):
         return TreePrepared(model, background=background, output=output, **options)
 
+# %% ../../nbs/48i_method_trees.ipynb #af67693a
 class TreePrepared:
     "The model's trees read once, the background's directions and base once (`trees.models.Prepared`)."
     def __init__(self, model, *, background=None, output=None, check_additivity=True, **options):
