@@ -77,7 +77,7 @@ def table2_points(results: list[dict]) -> pd.DataFrame:
 
 def _params(p: dict) -> str: return ";".join(f"{k}={v}" for k, v in p.items())
 
-
+# %% ../../nbs/27f_part_b_verdicts.ipynb #e8b6cbf9
 def table2_frame(results: list[dict]) -> pd.DataFrame:
     """Table 2 as a long frame (dataset, model, seed, method, aufc, stderr, rank, mark, ...): mean AUFC
     over the explained points ± standard error, rank within (dataset, model, seed) among the paper's
@@ -105,7 +105,7 @@ def table2_frame(results: list[dict]) -> pd.DataFrame:
                            for k, m, me in zip(T.dataset, T.model, T.method)]
     return T
 
-
+# %% ../../nbs/27f_part_b_verdicts.ipynb #7bb5b122
 def table2_summary(T: pd.DataFrame, seed=0) -> pd.DataFrame:
     "One row per (dataset, model) of split `seed`: best and second method, LRP's AUFC and rank, the paper's reading."
     out = []
@@ -152,7 +152,7 @@ def paired_differences(P: pd.DataFrame, reference: str = "lrp", against=None, *,
                              outcome="win" if (p < alpha and mean < 0) else "loss" if (p < alpha and mean > 0) else "tie"))
     return pd.DataFrame(rows)
 
-
+# %% ../../nbs/27f_part_b_verdicts.ipynb #9b1fa1dd
 CLAIM_BASELINES = ("occlusion", "lime", "kernel_shap")
 
 
@@ -232,6 +232,7 @@ def verdict_table(P: pd.DataFrame, reference: str = "lrp", *, alpha: float = 0.0
     return V
 
 
+# %% ../../nbs/27f_part_b_verdicts.ipynb #aeeccbd6
 #: the three readings of `verdict_table`, in the order they are reported
 VERDICT_RULES = ("top2", "significantly_top2", "beaten_by_at_most_one")
 
@@ -246,7 +247,7 @@ def verdict_counts(V: pd.DataFrame) -> pd.DataFrame:
         rows.append(r)
     return pd.DataFrame(rows)
 
-
+# %% ../../nbs/27f_part_b_verdicts.ipynb #f335f8bf
 def _replaced(P: pd.DataFrame, replace: dict) -> pd.DataFrame:
     "P with column `c` holding the values of column `replace[c]` (NaN where that column is absent)."
     Q = P.copy()
@@ -268,7 +269,7 @@ BASELINE_SETTINGS = {
     "local in-painting (every column)": {m: m + LOCAL for m in dict.fromkeys(SVM_METHODS + KNN_METHODS)},
 }
 
-
+# %% ../../nbs/27f_part_b_verdicts.ipynb #fbcaaf18
 def _paper_statements(P: pd.DataFrame, alpha: float) -> pd.DataFrame:
     "`claim_counts` per split and pooled, as (model, split) rows with the columns `paper_raw`, `paper_significant`."
     per = claim_counts(P, alpha=alpha)
@@ -294,7 +295,7 @@ def baseline_settings(P: pd.DataFrame, sets=PAPER_SETS, *, alpha: float = 0.05) 
                      .assign(setting=name))
     return pd.concat(parts, ignore_index=True)
 
-
+# %% ../../nbs/27f_part_b_verdicts.ipynb #287a9ac4
 def knn_sweep_counts(PK: pd.DataFrame, P: pd.DataFrame, sets=PAPER_SETS, *, alpha: float = 0.05) -> pd.DataFrame:
     """The k-NN verdict (both rules, `verdict_counts`) and the paper's k-NN statement (`claim_counts`) at each fixed k
     of the sweep `PK` (`knn_k_task` points) and at the cross-validated k of Table 2 (`P`) on the same points of
@@ -309,7 +310,7 @@ def knn_sweep_counts(PK: pd.DataFrame, P: pd.DataFrame, sets=PAPER_SETS, *, alph
         rows.append(c.assign(k=k))
     return pd.concat(rows, ignore_index=True)
 
-
+# %% ../../nbs/27f_part_b_verdicts.ipynb #35d2342f
 def eta_settings(P: pd.DataFrame, sets=PAPER_SETS, *, alpha: float = 0.05) -> pd.DataFrame:
     """The same counts with LRP at another η in place of Table 1's: the SVM with the η of the authors'
     public code (`lrp@code`), the k-NN at each η of `KNN_ETAS` on the sets the sweep covers (the tabular ones),
@@ -327,4 +328,3 @@ def eta_settings(P: pd.DataFrame, sets=PAPER_SETS, *, alpha: float = 0.05) -> pd
         for c in swept:
             parts.append(verdict_counts(verdict_table(_replaced(Ks, {"lrp": c}), alpha=alpha)).assign(setting=f"k-NN: η = {c.split('=')[1]}"))
     return pd.concat(parts, ignore_index=True)
-
