@@ -46,7 +46,7 @@ __all__ = ['TASK_VERSION', 'TABLE2_SEEDS', 'IMAGE_SEEDS', 'IMAGE_DIM', 'BLOCK', 
            'table2_summary', 'paired_differences', 'claim_counts', 'verdict_table', 'verdict_counts',
            'baseline_settings', 'knn_sweep_counts', 'eta_settings']
 
-# %% ../../nbs/27_experiments.ipynb #e8001303
+# %% ../../nbs/27_experiments.ipynb #7fd184c5
 #: the columns (`27e_part_b_methods`) and the verdicts (`27f_part_b_verdicts`) stay importable from here
 _all_ = ["LOCAL", "LOCAL_GAMMA", "KERNEL_SHAP_VARIANTS", "KERNEL_SHAP_AXIS", "LIME_AXIS", "ETA_SCHEDULES", "SVM_METHODS", "KNN_METHODS", "EXTRA_METHODS",
          "KNN_ETAS", "EXPENSIVE", "METHOD_LABELS", "AXIS_METHODS", "KNN_SWEEP_METHODS", "shapley_mean_reference",
@@ -96,7 +96,7 @@ def block_seed(seed: int, block: int) -> int:
     return int(np.random.SeedSequence([int(seed), int(block)]).generate_state(1)[0])
 
 
-# %% ../../nbs/27_experiments.ipynb #1242ef52
+# %% ../../nbs/27_experiments.ipynb #cc38c69b
 #: KernelSHAP's decision-value and label columns of one setting, computed in one pass
 _KS_PAIRS = {"kernel_shap": "kernel_shap:label", "kernel_shap:mean": "kernel_shap:mean_label",
              "kernel_shap:n100": "kernel_shap:n100_label"}
@@ -112,7 +112,7 @@ def _flip_local(out: dict, m: str, model, Xb, R, inpainter, b: dict, rs: int):
     out["aufc"][c].append(aufc(curves, nr, reduce=None)); out["curves"][c] = out["curves"].get(c, 0.0) + curves.sum(0)
     out["seconds"][c] += time.perf_counter() - t0
 
-# %% ../../nbs/27_experiments.ipynb #9c6ec8ec
+# %% ../../nbs/27_experiments.ipynb #4b45baab
 def explain_points(model, Xe, X_train, methods, *, seed: int, b: dict, inpainter, local=()) -> dict:
     """Explain the points Xe with every method and flip them, block by block (`BLOCK` points; the
     relevance sampling and the in-painting of block i draw from `block_seed(seed, i)`, the same
@@ -169,7 +169,7 @@ def table2_methods(model: str, d: int) -> tuple:
     return m
 
 
-# %% ../../nbs/27_experiments.ipynb #042d7021
+# %% ../../nbs/27_experiments.ipynb #8afec437
 def _prepared(key: str, seed: int, max_rows: int | None = None):
     X, y = binarized(key)
     d = X.shape[1]
@@ -187,7 +187,7 @@ def model_task(key: str, model: str, seed: int = 0) -> dict:
     return dict(dataset=key, model=model, seed=seed, params=params, cv_accuracy=cv_acc,
                 test_accuracy=float((est.predict(Xte) == yte).mean()), n_train=len(Xtr), seconds=time.perf_counter() - t0)
 
-# %% ../../nbs/27_experiments.ipynb #5280cb8f
+# %% ../../nbs/27_experiments.ipynb #d352b429
 def table2_task(key: str, model: str, seed: int = 0, quick: bool = False, n_explain: int | None = None,
                 max_rows: int | None = None, cv_rows: int | None = None, methods: tuple | None = None,
                 grid: dict | None = None, params: dict | None = None) -> dict:
@@ -241,7 +241,7 @@ def kernel_shap_variants_task(key: str = "diabetes", model: str = "svm", seed: i
     methods = ("lrp", "shapley_mean") + tuple(f"kernel_shap:{v}" for v in KERNEL_SHAP_VARIANTS)
     return table2_task(key, model, seed=seed, quick=quick, methods=methods)
 
-# %% ../../nbs/27_experiments.ipynb #2c3df281
+# %% ../../nbs/27_experiments.ipynb #305f4d06
 def sweep_task(model: str, value: float, key: str = "diabetes", quick: bool = False, seed: int = 0) -> dict:
     """Fig. 2: one SVM γ (C by CV) or one k-NN k on `key`, explained by LRP, gradient x input (SVM)
     and occlusion."""
@@ -262,7 +262,7 @@ def paper_gamma_task(key: str, gamma: float, seed: int = 0, quick: bool = False)
     r["paper_gamma"] = float(gamma)
     return r
 
-# %% ../../nbs/27_experiments.ipynb #fa05ef9d
+# %% ../../nbs/27_experiments.ipynb #9466b892
 def synthetic_task(seed: int, model: str, quick: bool = False, n_keep: int = 200) -> dict:
     """Fig. 4: make_classification (5000 x 40, 20 informative, 20 noise, 2 clusters per class,
     `random_state=seed`, unshuffled columns: informative first), §6.2 protocol, LRP of `n_keep`
@@ -278,7 +278,7 @@ def synthetic_task(seed: int, model: str, quick: bool = False, n_keep: int = 200
     return dict(seed=seed, model=model, params=params, test_accuracy=float((est.predict(Xte) == yte).mean()),
                 informative=A[:, :20], noise=A[:, 20:])
 
-# %% ../../nbs/27_experiments.ipynb #4da88085
+# %% ../../nbs/27_experiments.ipynb #c09a3fbb
 def runtime_task(key: str, model: str, quick: bool = False, repeats: int = 3, seed: int = 0) -> pd.DataFrame:
     """Explanations per second of every method for the model Table 2 selects on `key` (one process):
     median of `repeats` timings of 200 points for LRP and the gradient methods, 20 for occlusion and
@@ -329,7 +329,7 @@ def _seeds(key: str) -> tuple:
     "The split seeds of a Table-2 data set."
     return IMAGE_SEEDS if key in IMAGE_SETS else TABLE2_SEEDS
 
-# %% ../../nbs/27_experiments.ipynb #90c73cef
+# %% ../../nbs/27_experiments.ipynb #eb8c8f42
 def _pairs_all(P: pd.DataFrame, reference: str = "lrp") -> pd.DataFrame:
     "Paired differences per split seed and pooled over the seeds (column `seeds`)."
     against = tuple(dict.fromkeys(SVM_METHODS + KNN_METHODS + ("shapley_mean",) + AXIS_METHODS))
@@ -373,7 +373,7 @@ def _side_tasks(tabular: list, quick: bool) -> dict:
     return dict(knn_k=KS, sweep=SW, synthetic=SY, runtime=RT, wine=WI, wine_refit=WR, dipoles=DI, dipole_attempts=DA)
 
 
-# %% ../../nbs/27_experiments.ipynb #661126be
+# %% ../../nbs/27_experiments.ipynb #a445966b
 def reproduce(out_dir,  # directory that receives the part_b_* tables and figures
               quick: bool = False,  # two small data sets, few points, small grids, the bundled QM9 sample (< 1 minute)
               datasets=None,  # Table-2 data sets, registry names (default: all eleven, or QUICK_DATASETS)
@@ -430,7 +430,7 @@ def _writer(out: Path, sfx: str, written: list):
         p = out / name.format(sfx=sfx); f.savefig(p, dpi=110); plt.close("all"); written.append(p)
     return save, fig
 
-# %% ../../nbs/27_experiments.ipynb #25d7ec89
+# %% ../../nbs/27_experiments.ipynb #5d5dda0f
 def _write_table2(save, fig, by_kind: dict, keys):
     "Table 2: the per-point AUFCs, their means, the paired differences, the counts and verdicts, Fig. 3; the SVM rows at the paper's γ."
     from xai_geometry.experiments.part_b_plots import plot_figure3, plot_paired
@@ -451,7 +451,7 @@ def _write_table2(save, fig, by_kind: dict, keys):
     pg = by_kind.get("paper_gamma")  # the SVM rows at the paper's γ
     if pg: save(table2_frame(pg), "part_b_paper_gamma{sfx}.csv"); save(table2_points(pg), "part_b_paper_gamma_points{sfx}.csv.gz")
 
-# %% ../../nbs/27_experiments.ipynb #1fde7461
+# %% ../../nbs/27_experiments.ipynb #bca7c92b
 def _write_sweeps(save, fig, by_kind: dict, keys):
     "The k / η sweep of LRP-KNN, Fig. 2, Fig. 4 and the runtime."
     from xai_geometry.experiments.part_b_plots import plot_figure2, plot_figure4, plot_knn_sweep
@@ -481,7 +481,7 @@ def _write_sweeps(save, fig, by_kind: dict, keys):
              "part_b_fig4_synthetic{sfx}.csv")
     if by_kind.get("runtime"): save(pd.concat(by_kind["runtime"], ignore_index=True), "part_b_runtime{sfx}.csv")
 
-# %% ../../nbs/27_experiments.ipynb #3f6bfbae
+# %% ../../nbs/27_experiments.ipynb #a0bf0a52
 def _write_wine(save, fig, by_kind: dict):
     "Use case 1, wine (`27a_use_case_wine`): the relevances, the readings under both splits, the repeated cross-fits."
     from xai_geometry.experiments.part_b_wine import wine_interactions, wine_verdicts, wine_refit, plot_wine, plot_wine_interactions
@@ -519,7 +519,7 @@ def _write_dipoles(save, fig, by_kind: dict):
         save(A, "part_b_use_case_dipoles_attempts{sfx}.csv")
         fig(plot_dipole_attempts(A), "part_b_use_case_dipoles_attempts{sfx}.png")
 
-# %% ../../nbs/27_experiments.ipynb #ce600ea0
+# %% ../../nbs/27_experiments.ipynb #ae68809f
 def write_part_b(out_dir, sel: list[dict], by_kind: dict, keys, quick: bool = False) -> list[Path]:
     """Write the tables and figures of `reproduce` from its task results: `sel` (the model selections),
     `by_kind` (task kind -> results, in `reproduce`'s order); kinds that are absent write nothing."""
