@@ -322,7 +322,7 @@ EXPORT_CELL_MAX_LINES = 80
 NOT_YET_SPLIT = ['03_cli', '08a_validation', '08d_pipelines', '09_experiments', '09a_claims',
                  '19_log_odds_experiments', '21_svm', '22_knn', '24_multiclass', '24a_explain', '25_attribution',
                  '25a_reference', '25b_agnostic', '26_flipping', '26a_evaluate', '26b_bench_evaluate',
-                 '27g_part_b_claims', '39_gnb_experiments',
+                 '39_gnb_experiments',
                  '40_shapley_knn_relevance', '41_gnb_shapley', '43b_bench_serve', '48c_bench_door', 'B_neuralized']
 EXPORTING = sorted(p.stem for p in (ROOT / "nbs").glob("*.ipynb")
                    if any(_directives(s) & {"export", "exports", "exporti"} for _, s in _cells(p)))
