@@ -85,6 +85,7 @@ def budget(d: int, n_test: int, *, seed: int = 0, quick: bool = False) -> dict:
                 kernel_shap=dict(l1_reg=False) if image else {})
 
 
+# %% ../../nbs/27_experiments.ipynb #6adafd4c
 def _explained_points(n_test: int, n: int, seed: int) -> np.ndarray:
     """Indices of the explained test points: the first n of a permutation of the test split drawn from
     `seed`, so that the points of a shorter run are the first points of a longer one."""
@@ -94,7 +95,6 @@ def _explained_points(n_test: int, n: int, seed: int) -> np.ndarray:
 def block_seed(seed: int, block: int) -> int:
     "The seed of the random streams (relevance sampling, in-painting) of explained block `block` of split `seed`."
     return int(np.random.SeedSequence([int(seed), int(block)]).generate_state(1)[0])
-
 
 # %% ../../nbs/27_experiments.ipynb #cc38c69b
 #: KernelSHAP's decision-value and label columns of one setting, computed in one pass

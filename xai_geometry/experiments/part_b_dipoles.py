@@ -150,7 +150,7 @@ def _coulomb_raw(Z: np.ndarray, R: np.ndarray) -> np.ndarray:
     eye = np.eye(a, dtype=bool)
     return np.where(eye, 0.5 * Z[:, :, None] ** 2.4, Z[:, :, None] * Z[:, None, :] / np.where(eye, 1.0, D))
 
-
+# %% ../../nbs/27b_use_case_dipoles.ipynb #133bccb5
 def _sort_rows(M: np.ndarray, norms: np.ndarray, return_order: bool = False):
     "Rows and columns of each matrix (N, a, a) permuted by decreasing `norms` (N, a); ties keep the file order."
     P = np.argsort(-norms, axis=1, kind="stable")  # (N, a) atom at each sorted position

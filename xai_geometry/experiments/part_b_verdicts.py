@@ -42,6 +42,7 @@ PAPER_TABLE2_TEXT = {
     "real_estate": "SVM γ=10 0.57 3 0.42 8 0.38 3 0.41 1 0.41 2 0.38 5? ±0.044",
 }
 
+# %% ../../nbs/27f_part_b_verdicts.ipynb #30000cbf
 #: What the text states about Table 2 (§6.3): (count, out of)
 PAPER_CLAIMS = {
     "svm_lrp_top2": (8, 11),   # LRP-SVM first or second on 8 of 11 data sets

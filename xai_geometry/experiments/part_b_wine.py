@@ -28,7 +28,7 @@ CHLORIDE_SPLIT, SUGAR_SPLIT = 0.10, 10.0
 #: repeated cross-fits per γ and scaling: repetition r shuffles the five folds with seed r (r = 0 is the one-fit run)
 WINE_REPETITIONS = 40
 
-
+# %% ../../nbs/27a_use_case_wine.ipynb #e93dc415
 def wine_use_case(gamma: float, *, scaling: str = "median", quick: bool = False, n_folds: int = 5, seed: int = 0,
                   cv_rows: int = 1000) -> pd.DataFrame:
     """§7: white wines, quality > 5, RBF SVM with fixed γ and balanced class weights; C by 5-fold CV
