@@ -79,7 +79,7 @@ def _svm_gap_se(t: Tables):
 
 _HIGH_GAMMA = 3.0  # "high γ": at least 3 (the sets Table 2 prints with γ = 3 or more)
 
-
+# %% ../../nbs/27g_part_b_claims.ipynb #3da6fb32
 @claim("svm_high_gamma", "§6.3", "LRP-SVM's improvement is most pronounced for high γ (highly non-linear) models",
        ("part_b_table2_points.csv.gz", "part_b_models.csv", "part_b_paper_gamma_points.csv.gz"))
 def _svm_high_gamma(t: Tables):
@@ -124,7 +124,7 @@ def _baselines_worse(t: Tables):
     run, pg = _both(t, read)
     return judge(run, paper=pg)
 
-
+# %% ../../nbs/27g_part_b_claims.ipynb #0d0faa72
 @claim("lrp_images", "§6.3", "LRP excels on the MNIST variants", ("part_b_table2_points.csv.gz", "part_b_paper_gamma_points.csv.gz"))
 def _lrp_images(t: Tables):
     def read(v):
@@ -158,7 +158,7 @@ def _shap_second(t: Tables):
         cands.append(read_ranks(v, f"the baselines' {s}"))
     return judge(run, paper=pg, candidates=tuple(cands))
 
-
+# %% ../../nbs/27g_part_b_claims.ipynb #2078683b
 @claim("shap_beats_lrp_svm", "§6.3", "SHAP occasionally beats LRP on the SVM", ("part_b_table2_points.csv.gz", "part_b_paper_gamma_points.csv.gz"))
 def _shap_beats(t: Tables):
     def read(v):
@@ -200,7 +200,7 @@ def _rt_shap(t: Tables):
                          f"and {_fmt_range(tab)} on the red wines (11 features), SVM and k-NN: sampling costs 10 permutations × d model "
                          f"evaluations, cheap at d = 11 (the 10 random feature-removal orders §6.2.1 states)"))
 
-
+# %% ../../nbs/27g_part_b_claims.ipynb #670cceba
 @claim("runtime_two_evaluations", "§4.3", "an explanation costs about as much as two evaluations of the classifier", ("bench_part_b.csv",))
 def _rt_two(t: Tables):
     B = t.read("bench_part_b.csv").set_index(["task", "method"]).seconds
@@ -216,7 +216,7 @@ def _rt_reference(t: Tables):
     return judge(Reading("", bool((s >= WORDS["two_orders"].value).all()), f"LRP is {_fmt_range(s)} faster, on the wines and the images, both models; "
                          f"{says('two_orders')}"))
 
-
+# %% ../../nbs/27g_part_b_claims.ipynb #ae427e16
 def _per_1000(t: Tables, method: str) -> float:
     return 1000 / t.read("part_b_runtime.csv").set_index(["dataset", "model", "method"]).loc[("pneumoniamnist", "knn", method), "per_second"]
 
@@ -226,7 +226,7 @@ def _rt_knn(t: Tables):
     sec = _per_1000(t, "lrp")
     return judge(Reading(RUNTIME_BUDGET, sec < 30, f"{sec:.2f} s per 1,000 PneumoniaMNIST explanations (one process)"))
 
-
+# %% ../../nbs/27g_part_b_claims.ipynb #ba2bb705
 @claim("runtime_shap_hour", "§4.3", "SHAP takes over an hour for 1,000 MNIST-like explanations", ("part_b_runtime.csv",))
 def _rt_hour(t: Tables):
     sec = _per_1000(t, "shapley_sampling")
@@ -261,7 +261,7 @@ def _fig2_svm(t: Tables):
     return judge(Reading("", rho <= -0.5, f"on diabetes, from γ = {sv.index.min():g} to LRP's best γ = {g_best:g}: Spearman correlation "
                          f"of LRP's AUFC with γ {rho:.2f}; {sv.lrp.iloc[0]:.3f} at γ = {sv.index.min():g}, {sv.lrp.min():.3f} at γ = {g_best:g}"))
 
-
+# %% ../../nbs/27g_part_b_claims.ipynb #69bb1cd4
 @claim("fig2_baselines", "§6.3, Fig. 2", "as γ increases gradient × input and occlusion degrade", ("part_b_fig2_sweep.csv",))
 def _fig2_base(t: Tables):
     sv, _, _ = _fig2(t); up, _ = _up_to_best(sv)
@@ -269,7 +269,7 @@ def _fig2_base(t: Tables):
     return judge(Reading("", min(rho.values()) >= 0.5, f"over the same range Spearman correlation with γ: gradient × input "
                          f"{rho['gradient_x_input']:.2f}, occlusion {rho['occlusion']:.2f}"))
 
-
+# %% ../../nbs/27g_part_b_claims.ipynb #c3c11a09
 @claim("fig2_svm_large", "Fig. 2", "the improvement of LRP-SVM continues to the largest γ of the sweep (100)", ("part_b_fig2_sweep.csv",), own=True)
 def _fig2_large(t: Tables):
     sv, _, _ = _fig2(t); _, g_best = _up_to_best(sv)
@@ -284,13 +284,13 @@ def _fig2_knn(t: Tables):
     _, kn, _ = _fig2(t); rho = spearmanr(kn.index, kn.lrp).statistic
     return judge(Reading("", abs(rho) < 0.5, f"Spearman correlation of LRP-KNN's AUFC with k on diabetes {rho:.2f}"))
 
-
+# %% ../../nbs/27g_part_b_claims.ipynb #eaa7ce58
 @claim("fig2_occlusion_k", "§6.3, Fig. 2", "occlusion improves as k increases", ("part_b_fig2_sweep.csv",))
 def _fig2_occ(t: Tables):
     _, kn, _ = _fig2(t); rho = spearmanr(kn.index, kn.occlusion).statistic
     return judge(Reading("", rho <= -0.5, f"Spearman correlation of occlusion's AUFC with k on diabetes {rho:.2f}"))
 
-
+# %% ../../nbs/27g_part_b_claims.ipynb #0d283d2b
 @claim("fig2_occlusion_dominated", "§6.3, Fig. 2", "occlusion stays dominated by LRP-KNN", ("part_b_fig2_sweep.csv",))
 def _fig2_dom(t: Tables):
     _, kn, _ = _fig2(t); behind = kn.occlusion > kn.lrp
@@ -349,7 +349,7 @@ def _fig3_prop(t: Tables):
     run, pg = _both(t, read)
     return judge(run, paper=pg)
 
-
+# %% ../../nbs/27g_part_b_claims.ipynb #490968d0
 @claim("fig3_gamma", "§6.3, Fig. 3", "the larger γ, the larger the reduction of the AUFC",
        ("part_b_table2_points.csv.gz", "part_b_models.csv", "part_b_paper_gamma_points.csv.gz"))
 def _fig3_gamma(t: Tables):
@@ -384,7 +384,7 @@ def _fig4(t: Tables):
                          f"noise one: {a.loc['svm', 'min']:.2f}–{a.loc['svm', 'max']:.2f} (SVM), {a.loc['knn', 'min']:.2f}–"
                          f"{a.loc['knn', 'max']:.2f} (k-NN), above 0.5 needed on all {F4.seed.nunique()} seeds"))
 
-
+# %% ../../nbs/27g_part_b_claims.ipynb #f26c810e
 @claim("fig4_svm_clearer", "§6.4, Fig. 4", "the separation is more pronounced for the SVM than for the k-NN", ("part_b_fig4_synthetic.csv",))
 def _fig4_svm(t: Tables):
     a = t.read("part_b_fig4_synthetic.csv").pivot(index="seed", columns="model", values="auc_informative_vs_noise")
@@ -435,7 +435,7 @@ def _wine_linear(t: Tables):
                        f"{says('moving_feature')}")
     return judge(run, candidates=(filtered,))
 
-
+# %% ../../nbs/27g_part_b_claims.ipynb #c7fddbaf
 @claim("wine_moderate_sugar", "§7, Fig. 5", "wines with moderate residual sugar generally taste better", ("part_b_use_case_wine.csv.gz",))
 def _wine_sugar(t: Tables):
     W = _wine(t, 0.2); s, r = W["residual sugar"], W["R_residual sugar"]
@@ -478,7 +478,7 @@ def _dip_lower(t: Tables):
                                                              for k in s0.index)),
                  beside=(Reading("every split", bool(low.all()), f"lower on {int(low.sum())} of the {len(low)} (isomer set, split) pairs"),))
 
-
+# %% ../../nbs/27g_part_b_claims.ipynb #38ebc13e
 def _shares(t: Tables):
     DS = t.read("part_b_use_case_dipoles_shares.csv").set_index(["isomer_set", "representation"])
     return DS, DS.xs("BoB", level="representation"), DS.xs("CM", level="representation")
@@ -494,7 +494,7 @@ def _dip_range(t: Tables):
                          f"pairs of two heavy atoms {c.share_heavy_pairs.min():.0%}–{c.share_heavy_pairs.max():.0%} (CM) against "
                          f"{b.share_heavy_pairs.min():.0%}–{b.share_heavy_pairs.max():.0%} (BoB)"))
 
-
+# %% ../../nbs/27g_part_b_claims.ipynb #fa76aa3f
 @claim("dipole_fig6_oxygen", "§8, Fig. 6", "both representations emphasize the oxygen atoms", ("part_b_use_case_dipoles_shares.csv",))
 def _dip_oxygen(t: Tables):
     DS, _, _ = _shares(t); r = DS.share_with_O / DS.pairs_with_O

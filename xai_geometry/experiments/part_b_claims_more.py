@@ -28,7 +28,7 @@ def _rt_efficient(t: Tables):
     return judge(Reading(RUNTIME_BUDGET, slow.empty, "LRP's speed-up over each: " + ", ".join(
         f"{r.method} {r.lrp_speedup:.2f}× ({r.dataset}, {r.model})" for r in R.itertuples()) + "; more efficient: a speed-up above 1 on every row"))
 
-
+# %% ../../nbs/27h_part_b_claims_more.ipynb #cee14c3a
 @claim("runtime_linear_cost", "§4.3", "the cost of an explanation is linear in the number of support vectors or nearest neighbours", ())
 def _rt_linear(t: Tables):
     return judge(Reading("", False, "not tested: no size series is committed (explanation time against the number of support vectors "
@@ -47,12 +47,12 @@ def _knn_eta(t: Tables):
                          f"of {len(A)} (data set, k) ({', '.join(f'{_NAME[d]} k = {k}' for d, k in A.index[off]) or 'none'}); the best η "
                          f"is 0 at {int((best == '0').sum())}, 0.8 at {int((best == '0.8').sum())}, 1 at {int((best == '1').sum())}; {says('robust')}"))
 
-
+# %% ../../nbs/27h_part_b_claims_more.ipynb #2ecc5162
 @claim("beta_gamma_best", "§6.2.1", "in the pooling layer β = γ works best for the SVM", ())
 def _beta(t: Tables):
     return judge(Reading("", False, "not tested: no β sweep is committed; every SVM explanation of the runs uses β = γ (Table 1)"))
 
-
+# %% ../../nbs/27h_part_b_claims_more.ipynb #930e6861
 @claim("kappa_best", "§6.2.1", "for the k-NN the widest admissible bandwidth κ = (k − 1)/2 works best", ())
 def _kappa(t: Tables):
     return judge(Reading("", False, "not tested: no κ sweep is committed; every k-NN explanation of the runs uses κ = (k − 1)/2 (Table 1)"))
@@ -66,7 +66,7 @@ def _knn_large(t: Tables):
                          f"set × method pairs), the paired 95 % interval excludes 0 on {len(large)}; differences {won['diff'].min():.3f} to "
                          f"{won['diff'].max():.3f}; large: a paired interval that excludes 0, on each"))
 
-
+# %% ../../nbs/27h_part_b_claims_more.ipynb #3764769c
 @claim("surrogates_images", "§6.3", "on the MNIST variants LIME and KernelSHAP are less robust (their local surrogates are hard to fit)",
        ("part_b_table2_points.csv.gz",))
 def _surrogates(t: Tables):
@@ -121,7 +121,7 @@ def _wine_richer(t: Tables):
                          f"{int(less.sum())} of {len(less)} features (median {hi.median():.2f} against {lo.median():.2f}); richer: less linear on "
                          "more than half"))
 
-
+# %% ../../nbs/27h_part_b_claims_more.ipynb #97b2e16f
 @claim("wine_sugar_strengthens_acidity", "§7, Fig. 5 caption", "high sugar content strengthens the effect of acidity on taste",
        ("part_b_use_case_wine_stats.csv",))
 def _wine_sugar_acid(t: Tables):
@@ -141,7 +141,7 @@ def _wine_counts(t: Tables):
     red, white = int(L["wine_quality_red"]), int(L["wine_quality_white"])
     return judge(Reading("the package's data files (UCI)", (red, white) == (1599, 4894), f"{red:,} red and {white:,} white wines"))
 
-
+# %% ../../nbs/27h_part_b_claims_more.ipynb #5672494f
 @claim("dipole_isomer_counts", "§8", "QM9 holds 6,094 and 5,858 configurations of the isomers C7H10O2 and C7H11NO",
        ("part_b_use_case_dipoles_mae.csv",))
 def _isomers(t: Tables):
@@ -150,7 +150,7 @@ def _isomers(t: Tables):
     return judge(Reading("", all(int(M.get(k, -1)) == v for k, v in paper.items()), ", ".join(
         f"{k} {int(M.get(k, -1)):,} against {v:,}" for k, v in paper.items())))
 
-
+# %% ../../nbs/27h_part_b_claims_more.ipynb #2bc48e28
 @claim("dipole_oxygen_bob", "§8", "the emphasis on the oxygen atoms is especially evident in the bag-of-bonds representation",
        ("part_b_use_case_dipoles_shares.csv",))
 def _oxygen_bob(t: Tables):
@@ -179,7 +179,7 @@ def _svm_net(t):
     same, n = _equivalence_rows("svm")
     return judge(Reading("breast cancer, standardized, γ = 0.1", same == n, f"the network's decision equals the SVM's on {same} of {n} rows"))
 
-
+# %% ../../nbs/27h_part_b_claims_more.ipynb #156f3112
 @claim("knn_network_decision", "§3.2", "the neuralized k-NN is decision-equivalent to the k-NN", ())
 def _knn_net(t):
     same, n = _equivalence_rows("knn")
