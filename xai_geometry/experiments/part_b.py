@@ -417,7 +417,7 @@ def reproduce(out_dir,  # directory that receives the part_b_* tables and figure
     for t, r in zip(tasks, res): by_kind.setdefault(t["kind"], []).append(r)
     return write_part_b(out, sel, by_kind, keys, quick)
 
-
+# %% ../../nbs/27_experiments.ipynb #c7a438f1
 def _writer(out: Path, sfx: str, written: list):
     """`save(df, name)` and `fig(figure, name)`: write a table (5 significant digits) or a figure into `out` under
     `name` with the run's suffix `sfx`, and append its path to `written`."""
@@ -503,7 +503,7 @@ def _write_wine(save, fig, by_kind: dict):
         F = pd.concat(by_kind["wine_refit"], ignore_index=True)
         save(F, "part_b_use_case_wine_refit_fits{sfx}.csv"); save(wine_refit(F), "part_b_use_case_wine_refit{sfx}.csv")
 
-
+# %% ../../nbs/27_experiments.ipynb #1af94238
 def _write_dipoles(save, fig, by_kind: dict):
     "Use case 2, dipoles (`27b_use_case_dipoles`): the errors, the shares, the pairs, atoms and histograms, the attempts."
     from xai_geometry.experiments.part_b_dipoles import plot_dipoles, dipole_attempts_table, plot_dipole_attempts

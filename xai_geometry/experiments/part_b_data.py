@@ -141,7 +141,7 @@ SVM_GAMMAS = (0.01, 0.03, 0.1, 0.3, 1, 3, 10, 30, 100)
 SVM_CS = (1e-4, 1e-2, 1, 1e2, 1e4)
 KNN_KS = tuple(range(3, 28, 2))
 
-
+# %% ../../nbs/27c_part_b_data.ipynb #c079ae97
 def knn_classifier(k: int) -> KNeighborsClassifier:
     "The k-NN of the experiments: uniform vote, euclidean, brute-force neighbours."
     return KNeighborsClassifier(n_neighbors=int(k), algorithm="brute")

@@ -35,7 +35,7 @@ QM9PACK_VERSION = "1.0.3"
 PAPER_ISOMER_COUNTS = {"C7H10O2": 6094, "C7H11NO": 5858}
 PAPER_MAE = {("C7H10O2", "BoB"): 0.465, ("C7H11NO", "BoB"): 0.403, ("C7H10O2", "CM"): 0.513, ("C7H11NO", "CM"): 0.477}
 
-
+# %% ../../nbs/27b_use_case_dipoles.ipynb #a4306302
 def parse_molecules(X: pd.DataFrame) -> tuple[list[list[str]], list[np.ndarray]]:
     "Elements and coordinates (Å) from the string columns `Elements` and `XYZ_Ang`."
     els = [ast.literal_eval(s) for s in X["Elements"]]

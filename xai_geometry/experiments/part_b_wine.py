@@ -77,7 +77,7 @@ def _ols(x, y, degree: int):
     cov = AtA_inv @ meat @ AtA_inv
     return beta, np.sqrt(np.diag(cov))
 
-
+# %% ../../nbs/27a_use_case_wine.ipynb #17761235
 def _ci(est, se, n_par, n):
     h = stats.t.ppf(0.975, n - n_par) * se
     return est - h, est + h
@@ -179,6 +179,7 @@ WINE_READINGS = (
 )
 
 
+# %% ../../nbs/27a_use_case_wine.ipynb #982532bc
 def wine_refit_task(gamma: float = 0.2, *, scaling: str = "median", repetition: int = 0, quick: bool = False) -> pd.DataFrame:
     """One cross-fit of `wine_use_case` (folds shuffled with seed `repetition`, C chosen again) reduced to
     its statistics: the rows of `wine_interactions` at the authors' splits and at the medians (column
@@ -192,7 +193,6 @@ def wine_refit_task(gamma: float = 0.2, *, scaling: str = "median", repetition: 
     S.insert(2, "splits", S.pop("splits")); S.insert(3, "repetition", int(repetition))
     S.insert(4, "C", float(W.C.iloc[0])); S.insert(5, "accuracy", acc)
     return S
-
 
 # %% ../../nbs/27a_use_case_wine.ipynb #d4fa7537
 def _combine(theta, se, z):
