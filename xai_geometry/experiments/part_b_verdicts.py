@@ -289,7 +289,7 @@ def _paper_statements(P: pd.DataFrame, alpha: float) -> pd.DataFrame:
     C = pd.concat([per, pooled], ignore_index=True)
     return C[["model", "split", "raw", "significant"]].rename(columns={"raw": "paper_raw", "significant": "paper_significant"})
 
-
+# %% ../../nbs/27f_part_b_verdicts.ipynb #04c2508a
 def baseline_settings(P: pd.DataFrame, sets=PAPER_SETS, *, alpha: float = 0.05) -> pd.DataFrame:
     """The verdict with the baselines at each setting of `BASELINE_SETTINGS` in place of Table 2's KernelSHAP
     and LIME columns, over the data sets `sets`: one row per (setting, model, split) with `verdict_counts`
