@@ -14,7 +14,7 @@ import pandas as pd
 from ..runner import median_time
 
 # %% auto #0
-__all__ = ['bench']
+__all__ = ['COST_SIZES', 'cost_series', 'cost_slope', 'write_cost_series', 'bench']
 
 # %% ../../nbs/28_bench.ipynb #2614deb2
 def _pairwise_explain(net, X, eta, beta, block=64):
@@ -173,13 +173,47 @@ def _bench_tabular(add, repeats: int, quick: bool, progress: bool) -> None:
         add(task, "shap.KernelExplainer, extrapolated", len(Xaq), np.nan if per_row is None else per_row * len(Xaq), peer,
             f"{note}; {how}")
 
+# %% ../../nbs/28_bench.ipynb #c0570002
+#: training rows of the size series: a factor 32 (the support vectors grow with them)
+COST_SIZES = (500, 1_000, 2_000, 4_000, 8_000, 16_000)
+
+
+def cost_series(sizes=COST_SIZES, n_explain: int = 1_000, repeats: int = 5) -> pd.DataFrame:
+    "Median seconds of the LRP explanation of the same `n_explain` rows by a Gaussian SVM and a 9-NN fitted on each of `sizes` rows (d = 30)."
+    from sklearn.datasets import make_classification
+    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.svm import SVC
+    from xai_geometry.neuralized import NeuralizedKNN, NeuralizedSVM
+    n = max(sizes); X, y = make_classification(n + n_explain, 30, n_informative=10, flip_y=0.1, random_state=0)
+    X = (X - X.mean(0)) / X.std(0); Xe = X[n:]
+    rows = []
+    for m in sizes:
+        svm = NeuralizedSVM(SVC(gamma=1 / 30).fit(X[:m], y[:m])); knn = NeuralizedKNN(KNeighborsClassifier(9).fit(X[:m], y[:m]))
+        for model, net, size in (("svm", svm, int(sum(svm.n_support_))), ("knn", knn, m)):
+            t, _ = median_time(lambda: net.relevance(Xe), repeats, warmup=1)
+            rows.append(dict(model=model, n_train=m, size=size, size_is="support vectors" if model == "svm" else "training points",
+                             n_explain=n_explain, seconds=t, repeats=repeats))
+    return pd.DataFrame(rows)
+
+
+def cost_slope(S: pd.DataFrame) -> pd.Series:
+    "The least-squares slope of log(seconds) against log(size), per model: 1 where the cost is linear in the size."
+    return pd.Series({m: float(np.polyfit(np.log(g["size"]), np.log(g.seconds), 1)[0]) for m, g in S.groupby("model", sort=False)})
+
+# %% ../../nbs/28_bench.ipynb #c0570005
+def write_cost_series(out_dir: Path | str, repeats: int = 5, quick: bool = False) -> pd.DataFrame:
+    "`cost_series` (quick: the first four sizes, 200 rows) written to `out_dir/part_b_cost_series.csv`."
+    S = cost_series(COST_SIZES[:4], 200, repeats) if quick else cost_series(COST_SIZES, 1_000, repeats)
+    Path(out_dir).mkdir(parents=True, exist_ok=True); S.to_csv(Path(out_dir) / "part_b_cost_series.csv", index=False, float_format="%.5g")
+    return S
+
 # %% ../../nbs/28_bench.ipynb #648a2f9c
 def bench(out_dir: Path | str,   # directory that receives bench_part_b.csv
           repeats: int = 5,      # timed runs per measurement (medians are reported)
           quick: bool = False,   # small sizes for a smoke test
           progress: bool = True, # print each measurement as it is made
          ) -> pd.DataFrame:
-    "Time neuralized explanations against their peers; write `out_dir/bench_part_b.csv` and return the table."
+    "Time neuralized explanations against their peers; write `out_dir/bench_part_b.csv` (and the size series) and return the table."
     out_dir = Path(out_dir); out_dir.mkdir(parents=True, exist_ok=True)
     repeats = max(1, int(repeats if not quick else min(repeats, 2)))
     rows = []
@@ -191,4 +225,5 @@ def bench(out_dir: Path | str,   # directory that receives bench_part_b.csv
     _bench_tabular(add, repeats, quick, progress)
     df = pd.DataFrame(rows)
     df.to_csv(out_dir / "bench_part_b.csv", index=False)
+    write_cost_series(out_dir, repeats, quick)     # the size series of §4.3, a table of its own
     return df

@@ -76,6 +76,8 @@ WORDS = {
     "clearly": Word("clearly worse", "worse on more than half of the data sets", 0.5),
     "occasionally": Word("occasionally", "on at least one data set and at most half", 0.5),
     "robust": Word("perform robustly across data sets", "within two standard errors of the best setting on every data set", 2.0),
+    "linear_cost": Word("linear in the number of support vectors or nearest neighbours", "a slope of log(time) against log(size) within 0.2 of 1, for each model", 0.2),
+    "best": Word("works best", "the lowest mean AUFC, or within two standard errors (of its own) of the lowest, on every data set", 2.0),
     "similar": Word("similar AUFCs", "a spread of the mean AUFCs within two of their largest standard errors", 2.0),
     "moving_feature": Word("(a filter of ours, not the paper's words) a feature with a link to read",
                            "its relevance's standard deviation at least 10 % of the largest feature's", 0.1, filter=True),

@@ -32,14 +32,6 @@ from .part_b_verdicts import (BASELINE_SETTINGS, CLAIM_BASELINES, PAPER_CLAIMS, 
     _replaced, baseline_settings, claim_counts, eta_settings, knn_sweep_counts, paired_differences, table2_frame, table2_points,
     table2_summary, verdict_counts, verdict_table)
 
-#: the columns (`27e_part_b_methods`) and the verdicts (`27f_part_b_verdicts`) stay importable from here
-_all_ = ["LOCAL", "LOCAL_GAMMA", "KERNEL_SHAP_VARIANTS", "KERNEL_SHAP_AXIS", "LIME_AXIS", "ETA_SCHEDULES", "SVM_METHODS", "KNN_METHODS", "EXTRA_METHODS",
-         "KNN_ETAS", "EXPENSIVE", "METHOD_LABELS", "AXIS_METHODS", "KNN_SWEEP_METHODS", "shapley_mean_reference",
-         "eta_public_code", "lrp", "gradient_x_input_g", "method_eta", "relevance",
-         "PAPER_SVM_GAMMA", "PAPER_TABLE2_TEXT", "PAPER_CLAIMS", "PAPER_LRP_SVM", "PAPER_DIABETES_SVM_ROW", "PAPER_DIABETES_KERNEL_SHAP",
-         "RANKED", "CLAIM_BASELINES", "VERDICT_RULES", "BASELINE_SETTINGS", "table2_points", "table2_frame", "table2_summary",
-         "paired_differences", "claim_counts", "verdict_table", "verdict_counts", "baseline_settings", "knn_sweep_counts", "eta_settings"]
-
 # %% auto #0
 __all__ = ['TASK_VERSION', 'TABLE2_SEEDS', 'IMAGE_SEEDS', 'IMAGE_DIM', 'BLOCK', 'KNN_SWEEP_KS', 'KNN_SWEEP_POINTS',
            'QUICK_DATASETS', 'IMAGE_SETS', 'FIG2_GAMMAS', 'FIG2_KS', 'SYNTHETIC_SEEDS', 'KERNEL_SHAP_VARIANT_CELLS',
@@ -53,6 +45,15 @@ __all__ = ['TASK_VERSION', 'TABLE2_SEEDS', 'IMAGE_SEEDS', 'IMAGE_DIM', 'BLOCK', 
            'RANKED', 'CLAIM_BASELINES', 'VERDICT_RULES', 'BASELINE_SETTINGS', 'table2_points', 'table2_frame',
            'table2_summary', 'paired_differences', 'claim_counts', 'verdict_table', 'verdict_counts',
            'baseline_settings', 'knn_sweep_counts', 'eta_settings']
+
+# %% ../../nbs/27_experiments.ipynb #7fd184c5
+#: the columns (`27e_part_b_methods`) and the verdicts (`27f_part_b_verdicts`) stay importable from here
+_all_ = ["LOCAL", "LOCAL_GAMMA", "KERNEL_SHAP_VARIANTS", "KERNEL_SHAP_AXIS", "LIME_AXIS", "ETA_SCHEDULES", "SVM_METHODS", "KNN_METHODS", "EXTRA_METHODS",
+         "KNN_ETAS", "EXPENSIVE", "METHOD_LABELS", "AXIS_METHODS", "KNN_SWEEP_METHODS", "shapley_mean_reference",
+         "eta_public_code", "lrp", "gradient_x_input_g", "method_eta", "relevance",
+         "PAPER_SVM_GAMMA", "PAPER_TABLE2_TEXT", "PAPER_CLAIMS", "PAPER_LRP_SVM", "PAPER_DIABETES_SVM_ROW", "PAPER_DIABETES_KERNEL_SHAP",
+         "RANKED", "CLAIM_BASELINES", "VERDICT_RULES", "BASELINE_SETTINGS", "table2_points", "table2_frame", "table2_summary",
+         "paired_differences", "claim_counts", "verdict_table", "verdict_counts", "baseline_settings", "knn_sweep_counts", "eta_settings"]
 
 # %% ../../nbs/27_experiments.ipynb #0667b664
 def _need(module: str):
@@ -84,6 +85,7 @@ def budget(d: int, n_test: int, *, seed: int = 0, quick: bool = False) -> dict:
                 kernel_shap=dict(l1_reg=False) if image else {})
 
 
+# %% ../../nbs/27_experiments.ipynb #6adafd4c
 def _explained_points(n_test: int, n: int, seed: int) -> np.ndarray:
     """Indices of the explained test points: the first n of a permutation of the test split drawn from
     `seed`, so that the points of a shorter run are the first points of a longer one."""
@@ -94,7 +96,7 @@ def block_seed(seed: int, block: int) -> int:
     "The seed of the random streams (relevance sampling, in-painting) of explained block `block` of split `seed`."
     return int(np.random.SeedSequence([int(seed), int(block)]).generate_state(1)[0])
 
-
+# %% ../../nbs/27_experiments.ipynb #cc38c69b
 #: KernelSHAP's decision-value and label columns of one setting, computed in one pass
 _KS_PAIRS = {"kernel_shap": "kernel_shap:label", "kernel_shap:mean": "kernel_shap:mean_label",
              "kernel_shap:n100": "kernel_shap:n100_label"}
@@ -110,7 +112,7 @@ def _flip_local(out: dict, m: str, model, Xb, R, inpainter, b: dict, rs: int):
     out["aufc"][c].append(aufc(curves, nr, reduce=None)); out["curves"][c] = out["curves"].get(c, 0.0) + curves.sum(0)
     out["seconds"][c] += time.perf_counter() - t0
 
-
+# %% ../../nbs/27_experiments.ipynb #4b45baab
 def explain_points(model, Xe, X_train, methods, *, seed: int, b: dict, inpainter, local=()) -> dict:
     """Explain the points Xe with every method and flip them, block by block (`BLOCK` points; the
     relevance sampling and the in-painting of block i draw from `block_seed(seed, i)`, the same
@@ -155,7 +157,6 @@ def explain_points(model, Xe, X_train, methods, *, seed: int, b: dict, inpainter
     out["curves"] = {m: c / n for m, c in out["curves"].items()}
     return out
 
-
 # %% ../../nbs/27_experiments.ipynb #aa86cf74
 def table2_methods(model: str, d: int) -> tuple:
     """The columns of a Table-2 task: the paper's (`RANKED`), ours (exact Shapley values against the mean,
@@ -168,6 +169,7 @@ def table2_methods(model: str, d: int) -> tuple:
     return m
 
 
+# %% ../../nbs/27_experiments.ipynb #8afec437
 def _prepared(key: str, seed: int, max_rows: int | None = None):
     X, y = binarized(key)
     d = X.shape[1]
@@ -185,7 +187,7 @@ def model_task(key: str, model: str, seed: int = 0) -> dict:
     return dict(dataset=key, model=model, seed=seed, params=params, cv_accuracy=cv_acc,
                 test_accuracy=float((est.predict(Xte) == yte).mean()), n_train=len(Xtr), seconds=time.perf_counter() - t0)
 
-
+# %% ../../nbs/27_experiments.ipynb #d352b429
 def table2_task(key: str, model: str, seed: int = 0, quick: bool = False, n_explain: int | None = None,
                 max_rows: int | None = None, cv_rows: int | None = None, methods: tuple | None = None,
                 grid: dict | None = None, params: dict | None = None) -> dict:
@@ -218,7 +220,6 @@ def table2_task(key: str, model: str, seed: int = 0, quick: bool = False, n_expl
     res["cpu_seconds"] = time.process_time() - c0
     return res
 
-
 # %% ../../nbs/27_experiments.ipynb #1c449589
 #: k of the k-NN sweep (all tabular sets, the first `KNN_SWEEP_POINTS` points of split seed 0, the paper's baselines at every k)
 KNN_SWEEP_KS = (3, 9, 15, 27)
@@ -240,7 +241,7 @@ def kernel_shap_variants_task(key: str = "diabetes", model: str = "svm", seed: i
     methods = ("lrp", "shapley_mean") + tuple(f"kernel_shap:{v}" for v in KERNEL_SHAP_VARIANTS)
     return table2_task(key, model, seed=seed, quick=quick, methods=methods)
 
-
+# %% ../../nbs/27_experiments.ipynb #305f4d06
 def sweep_task(model: str, value: float, key: str = "diabetes", quick: bool = False, seed: int = 0) -> dict:
     """Fig. 2: one SVM γ (C by CV) or one k-NN k on `key`, explained by LRP, gradient x input (SVM)
     and occlusion."""
@@ -261,7 +262,7 @@ def paper_gamma_task(key: str, gamma: float, seed: int = 0, quick: bool = False)
     r["paper_gamma"] = float(gamma)
     return r
 
-
+# %% ../../nbs/27_experiments.ipynb #9466b892
 def synthetic_task(seed: int, model: str, quick: bool = False, n_keep: int = 200) -> dict:
     """Fig. 4: make_classification (5000 x 40, 20 informative, 20 noise, 2 clusters per class,
     `random_state=seed`, unshuffled columns: informative first), §6.2 protocol, LRP of `n_keep`
@@ -277,7 +278,7 @@ def synthetic_task(seed: int, model: str, quick: bool = False, n_keep: int = 200
     return dict(seed=seed, model=model, params=params, test_accuracy=float((est.predict(Xte) == yte).mean()),
                 informative=A[:, :20], noise=A[:, 20:])
 
-
+# %% ../../nbs/27_experiments.ipynb #c09a3fbb
 def runtime_task(key: str, model: str, quick: bool = False, repeats: int = 3, seed: int = 0) -> pd.DataFrame:
     """Explanations per second of every method for the model Table 2 selects on `key` (one process):
     median of `repeats` timings of 200 points for LRP and the gradient methods, 20 for occlusion and
@@ -328,7 +329,7 @@ def _seeds(key: str) -> tuple:
     "The split seeds of a Table-2 data set."
     return IMAGE_SEEDS if key in IMAGE_SETS else TABLE2_SEEDS
 
-
+# %% ../../nbs/27_experiments.ipynb #eb8c8f42
 def _pairs_all(P: pd.DataFrame, reference: str = "lrp") -> pd.DataFrame:
     "Paired differences per split seed and pooled over the seeds (column `seeds`)."
     against = tuple(dict.fromkeys(SVM_METHODS + KNN_METHODS + ("shapley_mean",) + AXIS_METHODS))
@@ -351,32 +352,12 @@ def _claims_all(P: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(out, ignore_index=True)
 
 # %% ../../nbs/27_experiments.ipynb #dba0d7f3
-def reproduce(out_dir,  # directory that receives the part_b_* tables and figures
-              quick: bool = False,  # two small data sets, few points, small grids, the bundled QM9 sample (< 1 minute)
-              datasets=None,  # Table-2 data sets, registry names (default: all eleven, or QUICK_DATASETS)
-              n_jobs: int = 1,  # joblib workers for the tasks
-              cache_dir=None,  # task cache root; results go to its "part_b" folder (default: runner.default_cache_dir())
-              progress: bool = True,
-              kinds=None,  # run only these task kinds (e.g. ("table2", "knn_k")), write only their tables; default: all
-             ) -> list[Path]:
-    """Part B §6–8: Table 2 (per-point AUFCs of every method on split seeds 0-2, paired differences,
-    the §6.3 counts, the verdict on LRP by one rule for both models), the k / η sweep of LRP-KNN, the KernelSHAP settings, Fig. 2 (γ / k sweeps on
-    diabetes), Fig. 3 (ablation), Fig. 4 (synthetic ground truth), the runtime table and the two use
-    cases (Fig. 5, Fig. 6). Every task is cached, so an interrupted run resumes. Returns the written paths."""
+def _side_tasks(tabular: list, quick: bool) -> dict:
+    """The task lists of `reproduce` besides the model selections and Table 2, by kind: the k sweep of LRP-KNN on the
+    tabular sets `tabular`, Fig. 2, Fig. 4, the runtime and the two use cases."""
     from xai_geometry.experiments.part_b_wine import WINE_GAMMAS, WINE_SCALINGS, WINE_REPETITIONS
     from xai_geometry.experiments.part_b_dipoles import QM9_FORMULAS, dipole_attempt_tasks
-    if datasets:  # registry names, as `xai-geometry datasets` lists them
-        key_of = {reg: key for key, (_, reg) in TABLE2_DATASETS.items()}
-        keys = [key_of[n] for n in select_datasets(datasets, list(key_of), "reproduce part-b")]
-    else: keys = list(QUICK_DATASETS if quick else TABLE2_DATASETS)
-    _need("shap"); _need("lime.lime_tabular")
-    out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
-    cache = (Path(cache_dir) if cache_dir is not None else default_cache_dir()) / "part_b"
     q = {"quick": True} if quick else {}
-    sfx = "_quick" if quick else ""
-    tabular = [k for k in keys if k not in IMAGE_SETS]
-
-    MO = [dict(kind="model", key=k, model=m, seed=0) for k in keys for m in ("svm", "knn")]
     KS = [dict(kind="knn_k", key=k, k=kk, n_explain=KNN_SWEEP_POINTS, **q) for k in (tabular[:1] if quick else tabular) for kk in ((3, 15) if quick else KNN_SWEEP_KS)]
     SW = ([dict(kind="sweep", model="svm", value=g, **q) for g in ((0.1, 1, 10) if quick else FIG2_GAMMAS)]
           + [dict(kind="sweep", model="knn", value=k, **q) for k in ((3, 9) if quick else FIG2_KS)])
@@ -389,6 +370,32 @@ def reproduce(out_dir,  # directory that receives the part_b_* tables and figure
           for r in range(2 if quick else WINE_REPETITIONS)]
     DI = [dict(kind="dipoles", isomer_set=f, **q) for f in QM9_FORMULAS]
     DA = [dict(kind="dipole_attempts", **kw) for kw in dipole_attempt_tasks(quick=quick)]
+    return dict(knn_k=KS, sweep=SW, synthetic=SY, runtime=RT, wine=WI, wine_refit=WR, dipoles=DI, dipole_attempts=DA)
+
+
+# %% ../../nbs/27_experiments.ipynb #a445966b
+def reproduce(out_dir,  # directory that receives the part_b_* tables and figures
+              quick: bool = False,  # two small data sets, few points, small grids, the bundled QM9 sample (< 1 minute)
+              datasets=None,  # Table-2 data sets, registry names (default: all eleven, or QUICK_DATASETS)
+              n_jobs: int = 1,  # joblib workers for the tasks
+              cache_dir=None,  # task cache root; results go to its "part_b" folder (default: runner.default_cache_dir())
+              progress: bool = True,
+              kinds=None,  # run only these task kinds (e.g. ("table2", "knn_k")), write only their tables; default: all
+             ) -> list[Path]:
+    """Part B §6–8: Table 2 (per-point AUFCs of every method on split seeds 0-2, paired differences,
+    the §6.3 counts, the verdict on LRP by one rule for both models), the k / η sweep of LRP-KNN, the KernelSHAP settings, Fig. 2 (γ / k sweeps on
+    diabetes), Fig. 3 (ablation), Fig. 4 (synthetic ground truth), the runtime table and the two use
+    cases (Fig. 5, Fig. 6). Every task is cached, so an interrupted run resumes. Returns the written paths."""
+    if datasets:  # registry names, as `xai-geometry datasets` lists them
+        key_of = {reg: key for key, (_, reg) in TABLE2_DATASETS.items()}
+        keys = [key_of[n] for n in select_datasets(datasets, list(key_of), "reproduce part-b")]
+    else: keys = list(QUICK_DATASETS if quick else TABLE2_DATASETS)
+    _need("shap"); _need("lime.lime_tabular")
+    out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
+    cache = (Path(cache_dir) if cache_dir is not None else default_cache_dir()) / "part_b"
+    q = {"quick": True} if quick else {}
+    side = _side_tasks([k for k in keys if k not in IMAGE_SETS], quick)
+    MO = [dict(kind="model", key=k, model=m, seed=0) for k in keys for m in ("svm", "knn")]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         sel = run_tasks(_task, MO, cache_dir=cache, n_jobs=n_jobs, desc="part B: models", version=TASK_VERSION,
@@ -402,37 +409,31 @@ def reproduce(out_dir,  # directory that receives the part_b_* tables and figure
         # the SVM rows at the γ the paper prints, where the cross-validation chose another (split 0)
         PG = [dict(kind="paper_gamma", key=k, gamma=g, **q) for k, g in PAPER_SVM_GAMMA.items()
               if k in keys and not np.isclose(params[(k, "svm")]["gamma"], g)]
-        tasks = [t for t in T2 + PG + DI + DA + KS + WI + WR + SW + SY + RT if kinds is None or t["kind"] in kinds]
+        tasks = [t for t in T2 + PG + side["dipoles"] + side["dipole_attempts"] + side["knn_k"] + side["wine"]
+                 + side["wine_refit"] + side["sweep"] + side["synthetic"] + side["runtime"] if kinds is None or t["kind"] in kinds]
         res = run_tasks(_task, tasks, cache_dir=cache, n_jobs=n_jobs, desc="part B", version=TASK_VERSION,
                         progress=progress)
     by_kind = {}
     for t, r in zip(tasks, res): by_kind.setdefault(t["kind"], []).append(r)
     return write_part_b(out, sel, by_kind, keys, quick)
 
-
-def write_part_b(out_dir, sel: list[dict], by_kind: dict, keys, quick: bool = False) -> list[Path]:
-    """Write the tables and figures of `reproduce` from its task results: `sel` (the model selections),
-    `by_kind` (task kind -> results, in `reproduce`'s order); kinds that are absent write nothing."""
-    import matplotlib
-    matplotlib.use("Agg")
+# %% ../../nbs/27_experiments.ipynb #c7a438f1
+def _writer(out: Path, sfx: str, written: list):
+    """`save(df, name)` and `fig(figure, name)`: write a table (5 significant digits) or a figure into `out` under
+    `name` with the run's suffix `sfx`, and append its path to `written`."""
     import matplotlib.pyplot as plt
-    from xai_geometry.experiments.part_b_plots import plot_figure2, plot_figure3, plot_figure4, plot_paired, plot_knn_sweep
-    from xai_geometry.experiments.part_b_wine import wine_interactions, wine_verdicts, wine_refit, plot_wine, plot_wine_interactions
-    from xai_geometry.experiments.part_b_dipoles import plot_dipoles, dipole_attempts_table, plot_dipole_attempts
-    out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
-    sfx = "_quick" if quick else ""
-    written = []
 
     def save(df, name, **kw):
         p = out / name.format(sfx=sfx); df.to_csv(p, index=False, float_format="%.5g", **kw); written.append(p)
 
     def fig(f, name):
         p = out / name.format(sfx=sfx); f.savefig(p, dpi=110); plt.close("all"); written.append(p)
+    return save, fig
 
-    save(pd.DataFrame([{**{k: v for k, v in r.items() if k != "params"}, "params": _params(r["params"]),
-                        "paper_gamma": PAPER_SVM_GAMMA.get(r["dataset"], np.nan) if r["model"] == "svm" else np.nan}
-                       for r in sel]), "part_b_models{sfx}.csv")
-    # Table 2
+# %% ../../nbs/27_experiments.ipynb #5d5dda0f
+def _write_table2(save, fig, by_kind: dict, keys):
+    "Table 2: the per-point AUFCs, their means, the paired differences, the counts and verdicts, Fig. 3; the SVM rows at the paper's γ."
+    from xai_geometry.experiments.part_b_plots import plot_figure3, plot_paired
     r2 = by_kind.get("table2", [])
     if r2:
         T, P = table2_frame(r2), table2_points(r2)
@@ -449,7 +450,12 @@ def write_part_b(out_dir, sel: list[dict], by_kind: dict, keys, quick: bool = Fa
         fig(plot_paired(D[D.method.isin(CLAIM_BASELINES + ("shapley_sampling", "shapley_mean"))]), "part_b_table2_paired{sfx}.png")
     pg = by_kind.get("paper_gamma")  # the SVM rows at the paper's γ
     if pg: save(table2_frame(pg), "part_b_paper_gamma{sfx}.csv"); save(table2_points(pg), "part_b_paper_gamma_points{sfx}.csv.gz")
-    # k / η sweep of LRP-KNN, KernelSHAP settings
+
+# %% ../../nbs/27_experiments.ipynb #bca7c92b
+def _write_sweeps(save, fig, by_kind: dict, keys):
+    "The k / η sweep of LRP-KNN, Fig. 2, Fig. 4 and the runtime."
+    from xai_geometry.experiments.part_b_plots import plot_figure2, plot_figure4, plot_knn_sweep
+    r2 = by_kind.get("table2", [])
     if by_kind.get("knn_k"):  # tabular data sets only
         PK = table2_points(by_kind["knn_k"])
         K = table2_frame(by_kind["knn_k"]).assign(k=[r["k"] for r in by_kind["knn_k"] for _ in r["aufc"]])
@@ -474,7 +480,11 @@ def write_part_b(out_dir, sel: list[dict], by_kind: dict, keys, quick: bool = Fa
                                 auc_informative_vs_noise=_auc(r["informative"].ravel(), r["noise"].ravel())) for r in syn]),
              "part_b_fig4_synthetic{sfx}.csv")
     if by_kind.get("runtime"): save(pd.concat(by_kind["runtime"], ignore_index=True), "part_b_runtime{sfx}.csv")
-    # use case 1: wine
+
+# %% ../../nbs/27_experiments.ipynb #a0bf0a52
+def _write_wine(save, fig, by_kind: dict):
+    "Use case 1, wine (`27a_use_case_wine`): the relevances, the readings under both splits, the repeated cross-fits."
+    from xai_geometry.experiments.part_b_wine import wine_interactions, wine_verdicts, wine_refit, plot_wine, plot_wine_interactions
     if by_kind.get("wine"):
         W = pd.concat(by_kind["wine"], ignore_index=True)
         save(W, "part_b_use_case_wine{sfx}.csv.gz")
@@ -492,7 +502,11 @@ def write_part_b(out_dir, sel: list[dict], by_kind: dict, keys, quick: bool = Fa
     if by_kind.get("wine_refit"):  # the readings over repeated cross-fits
         F = pd.concat(by_kind["wine_refit"], ignore_index=True)
         save(F, "part_b_use_case_wine_refit_fits{sfx}.csv"); save(wine_refit(F), "part_b_use_case_wine_refit{sfx}.csv")
-    # use case 2: dipoles
+
+# %% ../../nbs/27_experiments.ipynb #1af94238
+def _write_dipoles(save, fig, by_kind: dict):
+    "Use case 2, dipoles (`27b_use_case_dipoles`): the errors, the shares, the pairs, atoms and histograms, the attempts."
+    from xai_geometry.experiments.part_b_dipoles import plot_dipoles, dipole_attempts_table, plot_dipole_attempts
     dip = by_kind.get("dipoles")
     if dip:
         for name in ("mae", "shares"): save(pd.concat([d[name] for d in dip], ignore_index=True), f"part_b_use_case_dipoles_{name}{{sfx}}.csv")
@@ -504,13 +518,29 @@ def write_part_b(out_dir, sel: list[dict], by_kind: dict, keys, quick: bool = Fa
         A = dipole_attempts_table(by_kind["dipole_attempts"])
         save(A, "part_b_use_case_dipoles_attempts{sfx}.csv")
         fig(plot_dipole_attempts(A), "part_b_use_case_dipoles_attempts{sfx}.png")
+
+# %% ../../nbs/27_experiments.ipynb #ae68809f
+def write_part_b(out_dir, sel: list[dict], by_kind: dict, keys, quick: bool = False) -> list[Path]:
+    """Write the tables and figures of `reproduce` from its task results: `sel` (the model selections),
+    `by_kind` (task kind -> results, in `reproduce`'s order); kinds that are absent write nothing."""
+    import matplotlib
+    matplotlib.use("Agg")
+    out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
+    written = []
+    save, fig = _writer(out, "_quick" if quick else "", written)
+    save(pd.DataFrame([{**{k: v for k, v in r.items() if k != "params"}, "params": _params(r["params"]),
+                        "paper_gamma": PAPER_SVM_GAMMA.get(r["dataset"], np.nan) if r["model"] == "svm" else np.nan}
+                       for r in sel]), "part_b_models{sfx}.csv")
+    _write_table2(save, fig, by_kind, keys)
+    _write_sweeps(save, fig, by_kind, keys)
+    _write_wine(save, fig, by_kind)
+    _write_dipoles(save, fig, by_kind)
     if not quick:  # every claim read from the tables now in out_dir (`part_b_claims`)
         from xai_geometry.experiments.part_b_claims import part_b_claims
         try: claims = part_b_claims(out)
         except FileNotFoundError as e: warnings.warn(f"part_b_claims.csv is not written: {e}")
         else: save(claims, "part_b_claims.csv")
     return written
-
 
 # %% ../../nbs/27_experiments.ipynb #b7rec0rd
 #: what the platform's BLAS decides (measured on one machine with OpenBLAS's Haswell and SkylakeX kernels, an

@@ -5,91 +5,32 @@
 # %% ../../nbs/27g_part_b_claims.ipynb #b883ff90
 from __future__ import annotations
 
-from functools import cached_property, partial
+from functools import partial
 
 import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr, ttest_rel
 
-from .claims import (REGISTRY, STATUSES, STATUS_RULE, WORDS, Reading, Tables as _Tables, claim as _claim,
+from .claims import (REGISTRY, STATUSES, STATUS_RULE, WORDS, Reading, claim as _claim,
                                              claims_table, judge, says, within)
-from .part_b_data import PAPER_SETS, TABLE2_DATASETS
+from .part_b_data import PAPER_SETS
 from .part_b_methods import ETA_SCHEDULES, METHOD_LABELS
-from .part_b_verdicts import (BASELINE_SETTINGS, PAPER_CLAIMS, PAPER_LRP_SVM, PAPER_SVM_GAMMA, RANKED,
-                                                      verdict_counts, verdict_table, _replaced)
+from .part_b_verdicts import (BASELINE_SETTINGS, IMAGE_BUDGET, PAPER_CLAIMS, PAPER_LRP_SVM, RANKED,
+                                                      RUNTIME_BUDGET, Tables, verdict_table, _NAME, _names, _ranked, _replaced)
 
 # %% auto #0
-__all__ = ['CLAIMS', 'claim', 'RUNTIME_BUDGET', 'IMAGE_BUDGET', 'TIE', 'WINE_READINGS', 'VERDICT_WORDS', 'Tables',
-           'part_b_claims']
+__all__ = ['CLAIMS', 'claim', 'TIE', 'WINE_READINGS', 'VERDICT_WORDS', 'part_b_claims', 'Tables', 'RUNTIME_BUDGET',
+           'IMAGE_BUDGET']
 
 # %% ../../nbs/27g_part_b_claims.ipynb #75b968c9
 CLAIMS = REGISTRY["b"]
 claim = partial(_claim, "b")
-
-# %% ../../nbs/27g_part_b_claims.ipynb #c4b5a088
-def _gamma(params: pd.Series) -> pd.Series:
-    return params.str.extract(r"gamma=([\d.e+-]+)")[0].astype(float)
-
-
-class Tables(_Tables):
-    "The committed tables of part B in `tables_dir`, read on first use, and the frames several claims share."
-    @cached_property
-    def T(self): return self.read("part_b_table2.csv")
-    @cached_property
-    def P(self): return self.read("part_b_table2_points.csv.gz")
-    @cached_property
-    def M(self): return self.read("part_b_models.csv")
-    @cached_property
-    def V(self): return verdict_table(self.P)
-    @cached_property
-    def Vc(self): return verdict_counts(self.V[self.V.dataset.isin(PAPER_SETS)]).set_index(["model", "split"])
-    @cached_property
-    def BS(self): return self.read("part_b_baseline_settings.csv", dtype={"split": str})
-    @cached_property
-    def Cl(self): return self.read("part_b_table2_claims.csv", dtype={"seeds": str})
-    @cached_property
-    def D(self): return self.read("part_b_table2_pairs.csv", dtype={"seeds": str})
-    @cached_property
-    def G(self): return self.read("part_b_paper_gamma_points.csv.gz")
-    @cached_property
-    def PG(self):
-        "Split 0's points with the SVM rows at the paper's γ where the cross-validation chose another."
-        keep = self.P[(self.P.seed == 0) & ~((self.P.model == "svm") & self.P.dataset.isin(set(self.G.dataset)))]
-        return pd.concat([keep, self.G], ignore_index=True)
-
-    def points(self, paper: bool = False) -> pd.DataFrame:
-        "Split 0's per-point AUFCs of the paper's data sets, as run or with the paper's γ."
-        Q = self.PG if paper else self.P[self.P.seed == 0]
-        return Q[Q.dataset.isin(PAPER_SETS)]
-
-    def view(self, paper: bool = False) -> dict:
-        "{'svm'|'knn': mean AUFC (data set × method), 'svm_se'|'knn_se': its standard error, 'gamma': the SVM's γ, 'label'}."
-        Q, out = self.points(paper), {}
-        for m in ("svm", "knn"):
-            g = Q[Q.model == m].groupby("dataset")
-            cols = list(RANKED[m]) + (["gradient_x_input_g"] if m == "svm" else [])
-            out[m] = g[cols].mean(); out[m + "_se"] = g[cols].std() / np.sqrt(g.size().to_numpy()[:, None])
-        cv = _gamma(self.M[(self.M.model == "svm") & (self.M.seed == 0)].set_index("dataset").params)
-        gam = cv.reindex(out["svm"].index)
-        if paper: gam = pd.Series({d: PAPER_SVM_GAMMA[d] if d in set(self.G.dataset) else gam[d] for d in gam.index})
-        out.update(gamma=gam, label="split 0, the paper's γ" if paper else "split 0")
-        return out
+#: the frames the claims read (`27f_part_b_verdicts`), importable from here as before
+_all_ = ["Tables", "RUNTIME_BUDGET", "IMAGE_BUDGET"]
 
 # %% ../../nbs/27g_part_b_claims.ipynb #649aa366
-_NAME = {k: v[0] for k, v in TABLE2_DATASETS.items()}
-
-
-def _names(keys) -> str:
-    return ", ".join(_NAME.get(k, k) for k in sorted(keys)) or "none"
-
-
 def _fmt_range(s: pd.Series, unit: str = "×") -> str:
     return f"{s.min():,.0f}–{s.max():,.0f}{unit}" if len(s) > 1 else f"{s.iloc[0]:,.0f}{unit}"
-
-
-def _ranked(A: pd.DataFrame, model: str) -> pd.DataFrame:
-    "The paper's methods of `model` only (the columns Table 2 ranks)."
-    return A[[m for m in RANKED[model] if m in A.columns]]
 
 
 def _both(t: Tables, read) -> tuple:
@@ -120,7 +61,7 @@ def _svm_top2(t: Tables):
 def _top2_count(self, model: str, split: str) -> int: return int(self.Vc.loc[(model, split), "top2"])
 Tables.top2 = _top2_count
 
-
+# %% ../../nbs/27g_part_b_claims.ipynb #c7a40a51
 @claim("svm_gap_se", "§6.3", "for the high-γ (highly non-linear) SVMs, LRP-SVM's difference to the second best is often a multiple of the standard error",
        ("part_b_table2_points.csv.gz", "part_b_paper_gamma_points.csv.gz", "part_b_models.csv"))
 def _svm_gap_se(t: Tables):
@@ -138,7 +79,7 @@ def _svm_gap_se(t: Tables):
 
 _HIGH_GAMMA = 3.0  # "high γ": at least 3 (the sets Table 2 prints with γ = 3 or more)
 
-
+# %% ../../nbs/27g_part_b_claims.ipynb #3da6fb32
 @claim("svm_high_gamma", "§6.3", "LRP-SVM's improvement is most pronounced for high γ (highly non-linear) models",
        ("part_b_table2_points.csv.gz", "part_b_models.csv", "part_b_paper_gamma_points.csv.gz"))
 def _svm_high_gamma(t: Tables):
@@ -150,7 +91,7 @@ def _svm_high_gamma(t: Tables):
     run, pg = _both(t, read)
     return judge(run, paper=pg)
 
-
+# %% ../../nbs/27g_part_b_claims.ipynb #0a020182
 @claim("knn_beats3", "§6.3", "LRP-KNN is better than occlusion, LIME and KernelSHAP on 9 of 11 data sets",
        ("part_b_table2_claims.csv", "part_b_baseline_settings.csv", "part_b_table2_pairs.csv"))
 def _knn_beats3(t: Tables):
@@ -166,7 +107,7 @@ def _knn_beats3(t: Tables):
                   for s in dict.fromkeys(t.BS.setting) if s != "as in Table 2")
     return judge(run, beside=(pooled,), candidates=cands)
 
-
+# %% ../../nbs/27g_part_b_claims.ipynb #e3ac19ca
 def _worse_on_knn(v, method: str, label: str) -> tuple:
     "Whether `method` has the higher AUFC on the k-NN than on the SVM on more than half of the sets, and the numbers."
     s, k = v["svm"][method], v["knn"][method].reindex(v["svm"].index)
@@ -183,7 +124,7 @@ def _baselines_worse(t: Tables):
     run, pg = _both(t, read)
     return judge(run, paper=pg)
 
-
+# %% ../../nbs/27g_part_b_claims.ipynb #0d0faa72
 @claim("lrp_images", "§6.3", "LRP excels on the MNIST variants", ("part_b_table2_points.csv.gz", "part_b_paper_gamma_points.csv.gz"))
 def _lrp_images(t: Tables):
     def read(v):
@@ -195,7 +136,7 @@ def _lrp_images(t: Tables):
     run, pg = _both(t, read)
     return judge(run, paper=pg)
 
-
+# %% ../../nbs/27g_part_b_claims.ipynb #c1662f72
 def _mean_ranks(v) -> pd.Series:
     R = pd.concat([_ranked(v[m], m).rank(axis=1, method="min") for m in ("svm", "knn")])
     return R.mean().sort_values()
@@ -217,7 +158,7 @@ def _shap_second(t: Tables):
         cands.append(read_ranks(v, f"the baselines' {s}"))
     return judge(run, paper=pg, candidates=tuple(cands))
 
-
+# %% ../../nbs/27g_part_b_claims.ipynb #2078683b
 @claim("shap_beats_lrp_svm", "§6.3", "SHAP occasionally beats LRP on the SVM", ("part_b_table2_points.csv.gz", "part_b_paper_gamma_points.csv.gz"))
 def _shap_beats(t: Tables):
     def read(v):
@@ -227,7 +168,7 @@ def _shap_beats(t: Tables):
     run, pg = _both(t, read)
     return judge(run, paper=pg)
 
-
+# %% ../../nbs/27g_part_b_claims.ipynb #da0887f6
 def _decimals(x: float) -> int:
     "The decimals the paper prints (0.04 → 2, 0.503 → 3)."
     s = repr(float(x)); return len(s.split(".")[1]) if "." in s else 0
@@ -246,11 +187,6 @@ def _table2_values(t: Tables):
     return judge(run, paper=pg)
 
 # %% ../../nbs/27g_part_b_claims.ipynb #c017b8bb
-RUNTIME_BUDGET = ("below the paper's budget: models fitted on at most 1,000 training rows for the images (the paper "
-                  "subsamples to 5,000), 200 or 20 timed explanations scaled to 1,000")
-IMAGE_BUDGET = "images below the paper's budget (100 of its 300 points, 10 in-painting draws)"
-
-
 def _speedup(t: Tables, method: str, dataset: str | None = None) -> pd.Series:
     sp = t.read("part_b_runtime.csv").set_index(["dataset", "model", "method"]).lrp_speedup.xs(method, level="method")
     return sp.xs(dataset, level="dataset") if dataset else sp
@@ -264,7 +200,7 @@ def _rt_shap(t: Tables):
                          f"and {_fmt_range(tab)} on the red wines (11 features), SVM and k-NN: sampling costs 10 permutations × d model "
                          f"evaluations, cheap at d = 11 (the 10 random feature-removal orders §6.2.1 states)"))
 
-
+# %% ../../nbs/27g_part_b_claims.ipynb #670cceba
 @claim("runtime_two_evaluations", "§4.3", "an explanation costs about as much as two evaluations of the classifier", ("bench_part_b.csv",))
 def _rt_two(t: Tables):
     B = t.read("bench_part_b.csv").set_index(["task", "method"]).seconds
@@ -273,14 +209,14 @@ def _rt_two(t: Tables):
     return judge(Reading("", ok, f"relevance against the decision function of the same network: {r['svm']:.2f} evaluations (SVM, "
                          f"1,344 support vectors), {r['knn']:.2f} (k-NN, PneumoniaMNIST); {says('about_two')}"))
 
-
+# %% ../../nbs/27g_part_b_claims.ipynb #2f7132e6
 @claim("runtime_reference", "§4.3", "LRP is two orders of magnitude faster than the reference KernelSHAP and LIME", ("part_b_runtime.csv",), own=True)
 def _rt_reference(t: Tables):
     s = pd.concat([_speedup(t, "kernel_shap"), _speedup(t, "lime")])
     return judge(Reading("", bool((s >= WORDS["two_orders"].value).all()), f"LRP is {_fmt_range(s)} faster, on the wines and the images, both models; "
                          f"{says('two_orders')}"))
 
-
+# %% ../../nbs/27g_part_b_claims.ipynb #ae427e16
 def _per_1000(t: Tables, method: str) -> float:
     return 1000 / t.read("part_b_runtime.csv").set_index(["dataset", "model", "method"]).loc[("pneumoniamnist", "knn", method), "per_second"]
 
@@ -290,7 +226,7 @@ def _rt_knn(t: Tables):
     sec = _per_1000(t, "lrp")
     return judge(Reading(RUNTIME_BUDGET, sec < 30, f"{sec:.2f} s per 1,000 PneumoniaMNIST explanations (one process)"))
 
-
+# %% ../../nbs/27g_part_b_claims.ipynb #ba2bb705
 @claim("runtime_shap_hour", "§4.3", "SHAP takes over an hour for 1,000 MNIST-like explanations", ("part_b_runtime.csv",))
 def _rt_hour(t: Tables):
     sec = _per_1000(t, "shapley_sampling")
@@ -317,7 +253,7 @@ def _fig2_small(t: Tables):
     return judge(Reading("", spread <= lim, f"at γ = {g:g} the AUFCs of LRP, gradient × input and occlusion span {spread:.3f}, "
                          f"against twice the largest standard error {lim:.3f}; {says('similar')}"))
 
-
+# %% ../../nbs/27g_part_b_claims.ipynb #3af020b1
 @claim("fig2_svm", "§6.3, Fig. 2", "as γ increases LRP-SVM improves", ("part_b_fig2_sweep.csv",))
 def _fig2_svm(t: Tables):
     sv, _, _ = _fig2(t); up, g_best = _up_to_best(sv)
@@ -325,7 +261,7 @@ def _fig2_svm(t: Tables):
     return judge(Reading("", rho <= -0.5, f"on diabetes, from γ = {sv.index.min():g} to LRP's best γ = {g_best:g}: Spearman correlation "
                          f"of LRP's AUFC with γ {rho:.2f}; {sv.lrp.iloc[0]:.3f} at γ = {sv.index.min():g}, {sv.lrp.min():.3f} at γ = {g_best:g}"))
 
-
+# %% ../../nbs/27g_part_b_claims.ipynb #69bb1cd4
 @claim("fig2_baselines", "§6.3, Fig. 2", "as γ increases gradient × input and occlusion degrade", ("part_b_fig2_sweep.csv",))
 def _fig2_base(t: Tables):
     sv, _, _ = _fig2(t); up, _ = _up_to_best(sv)
@@ -333,7 +269,7 @@ def _fig2_base(t: Tables):
     return judge(Reading("", min(rho.values()) >= 0.5, f"over the same range Spearman correlation with γ: gradient × input "
                          f"{rho['gradient_x_input']:.2f}, occlusion {rho['occlusion']:.2f}"))
 
-
+# %% ../../nbs/27g_part_b_claims.ipynb #c3c11a09
 @claim("fig2_svm_large", "Fig. 2", "the improvement of LRP-SVM continues to the largest γ of the sweep (100)", ("part_b_fig2_sweep.csv",), own=True)
 def _fig2_large(t: Tables):
     sv, _, _ = _fig2(t); _, g_best = _up_to_best(sv)
@@ -342,26 +278,26 @@ def _fig2_large(t: Tables):
                          f"beyond γ = {g_best:g} LRP's AUFC rises to {beyond.max():.3f} (best {sv.lrp.min():.3f}); §6.3 says only "
                          f"\"as γ increases\", so this reading of the figure's axis is the package's"))
 
-
+# %% ../../nbs/27g_part_b_claims.ipynb #60d3fcdd
 @claim("fig2_knn", "§6.3, Fig. 2", "LRP-KNN stays robust over k, with no clear trend", ("part_b_fig2_sweep.csv",))
 def _fig2_knn(t: Tables):
     _, kn, _ = _fig2(t); rho = spearmanr(kn.index, kn.lrp).statistic
     return judge(Reading("", abs(rho) < 0.5, f"Spearman correlation of LRP-KNN's AUFC with k on diabetes {rho:.2f}"))
 
-
+# %% ../../nbs/27g_part_b_claims.ipynb #eaa7ce58
 @claim("fig2_occlusion_k", "§6.3, Fig. 2", "occlusion improves as k increases", ("part_b_fig2_sweep.csv",))
 def _fig2_occ(t: Tables):
     _, kn, _ = _fig2(t); rho = spearmanr(kn.index, kn.occlusion).statistic
     return judge(Reading("", rho <= -0.5, f"Spearman correlation of occlusion's AUFC with k on diabetes {rho:.2f}"))
 
-
+# %% ../../nbs/27g_part_b_claims.ipynb #0d283d2b
 @claim("fig2_occlusion_dominated", "§6.3, Fig. 2", "occlusion stays dominated by LRP-KNN", ("part_b_fig2_sweep.csv",))
 def _fig2_dom(t: Tables):
     _, kn, _ = _fig2(t); behind = kn.occlusion > kn.lrp
     return judge(Reading("", bool(behind.all()), f"occlusion's AUFC is above LRP-KNN's at {int(behind.sum())} of the {len(kn)} k of the sweep"
                          + ("" if behind.all() else " (not at " + ", ".join(f"k = {k:g}" for k in kn.index[~behind]) + ")")))
 
-
+# %% ../../nbs/27g_part_b_claims.ipynb #12b738d5
 @claim("heuristics_robust", "§6.2.1", "the heuristics of Table 1 perform robustly across data sets",
        ("part_b_eta_settings.csv", "part_b_table2_points.csv.gz"))
 def _heuristics(t: Tables):
@@ -400,7 +336,7 @@ def _fig3_neural(t: Tables):
     run, pg = _both(t, read)
     return judge(run, paper=pg)
 
-
+# %% ../../nbs/27g_part_b_claims.ipynb #2f669f71
 @claim("fig3_propagation", "§6.3, Fig. 3", "propagation (LRP) improves further on gradient × input on g",
        ("part_b_table2_points.csv.gz", "part_b_models.csv", "part_b_paper_gamma_points.csv.gz"))
 def _fig3_prop(t: Tables):
@@ -413,7 +349,7 @@ def _fig3_prop(t: Tables):
     run, pg = _both(t, read)
     return judge(run, paper=pg)
 
-
+# %% ../../nbs/27g_part_b_claims.ipynb #490968d0
 @claim("fig3_gamma", "§6.3, Fig. 3", "the larger γ, the larger the reduction of the AUFC",
        ("part_b_table2_points.csv.gz", "part_b_models.csv", "part_b_paper_gamma_points.csv.gz"))
 def _fig3_gamma(t: Tables):
@@ -423,7 +359,7 @@ def _fig3_gamma(t: Tables):
     run, pg = _both(t, read)
     return judge(run, paper=pg)
 
-
+# %% ../../nbs/27g_part_b_claims.ipynb #4677f1b0
 @claim("fig3_significant", "§6.3, Fig. 3", "neuralization and propagation each significantly lower the AUFC",
        ("part_b_table2_points.csv.gz", "part_b_models.csv", "part_b_paper_gamma_points.csv.gz"))
 def _fig3_sig(t: Tables):
@@ -448,7 +384,7 @@ def _fig4(t: Tables):
                          f"noise one: {a.loc['svm', 'min']:.2f}–{a.loc['svm', 'max']:.2f} (SVM), {a.loc['knn', 'min']:.2f}–"
                          f"{a.loc['knn', 'max']:.2f} (k-NN), above 0.5 needed on all {F4.seed.nunique()} seeds"))
 
-
+# %% ../../nbs/27g_part_b_claims.ipynb #f26c810e
 @claim("fig4_svm_clearer", "§6.4, Fig. 4", "the separation is more pronounced for the SVM than for the k-NN", ("part_b_fig4_synthetic.csv",))
 def _fig4_svm(t: Tables):
     a = t.read("part_b_fig4_synthetic.csv").pivot(index="seed", columns="model", values="auc_informative_vs_noise")
@@ -478,7 +414,7 @@ def _wine_claim(reading: str):
 for _r, _text in WINE_READINGS.items():
     claim(f"wine_{_r}", "§7, Fig. 5", _text, ("part_b_use_case_wine_refit.csv",))(_wine_claim(_r))
 
-
+# %% ../../nbs/27g_part_b_claims.ipynb #2e4795ce
 def _wine(t: Tables, gamma: float) -> pd.DataFrame:
     W = t.read("part_b_use_case_wine.csv.gz")
     return W[(W.gamma == gamma) & (W.scaling == "median")]
@@ -499,7 +435,7 @@ def _wine_linear(t: Tables):
                        f"{says('moving_feature')}")
     return judge(run, candidates=(filtered,))
 
-
+# %% ../../nbs/27g_part_b_claims.ipynb #c7fddbaf
 @claim("wine_moderate_sugar", "§7, Fig. 5", "wines with moderate residual sugar generally taste better", ("part_b_use_case_wine.csv.gz",))
 def _wine_sugar(t: Tables):
     W = _wine(t, 0.2); s, r = W["residual sugar"], W["R_residual sugar"]
@@ -532,7 +468,7 @@ claim("dipole_mae_cm", "§8", "the Coulomb matrix's test MAE is 0.513 / 0.477 D 
       ("part_b_use_case_dipoles_attempts.csv",))(_dipole_mae("paper"))
 claim("dipole_mae_bob", "§8", "bag of bonds' test MAE is 0.465 / 0.403 D", ("part_b_use_case_dipoles_attempts.csv",))(_dipole_mae("bob_paper"))
 
-
+# %% ../../nbs/27g_part_b_claims.ipynb #80f3e080
 @claim("dipole_bob_lower", "§8", "bag of bonds achieves a lower MAE than the Coulomb matrix", ("part_b_use_case_dipoles_attempts.csv",))
 def _dip_lower(t: Tables):
     DA = t.read("part_b_use_case_dipoles_attempts.csv")
@@ -542,7 +478,7 @@ def _dip_lower(t: Tables):
                                                              for k in s0.index)),
                  beside=(Reading("every split", bool(low.all()), f"lower on {int(low.sum())} of the {len(low)} (isomer set, split) pairs"),))
 
-
+# %% ../../nbs/27g_part_b_claims.ipynb #38ebc13e
 def _shares(t: Tables):
     DS = t.read("part_b_use_case_dipoles_shares.csv").set_index(["isomer_set", "representation"])
     return DS, DS.xs("BoB", level="representation"), DS.xs("CM", level="representation")
@@ -558,7 +494,7 @@ def _dip_range(t: Tables):
                          f"pairs of two heavy atoms {c.share_heavy_pairs.min():.0%}–{c.share_heavy_pairs.max():.0%} (CM) against "
                          f"{b.share_heavy_pairs.min():.0%}–{b.share_heavy_pairs.max():.0%} (BoB)"))
 
-
+# %% ../../nbs/27g_part_b_claims.ipynb #fa76aa3f
 @claim("dipole_fig6_oxygen", "§8, Fig. 6", "both representations emphasize the oxygen atoms", ("part_b_use_case_dipoles_shares.csv",))
 def _dip_oxygen(t: Tables):
     DS, _, _ = _shares(t); r = DS.share_with_O / DS.pairs_with_O
@@ -568,7 +504,10 @@ def _dip_oxygen(t: Tables):
 # %% ../../nbs/27g_part_b_claims.ipynb #5b4a9c83
 def part_b_claims(tables_dir=None) -> pd.DataFrame:
     """Every claim of part B (`CLAIMS`) read from the committed tables in `tables_dir` (default: the package's
-    figures folder) and judged by `judge`: one row per claim (`claims.CLAIM_COLUMNS`)."""
+    figures folder) and judged by `judge`: one row per claim (`claims.CLAIM_COLUMNS`), this page's claims first,
+    then those of `27h_part_b_claims_more`, each in the order they are declared."""
     from xai_geometry.runner import figures_dir
-    from xai_geometry.experiments import part_b_claims_more  # noqa: F401  (registers the sentences 27h reads)
-    return claims_table("b", Tables(figures_dir(tables_dir)))
+    from xai_geometry.experiments import part_b_claims_more   # registers the sentences 27h reads
+    C = claims_table("b", Tables(figures_dir(tables_dir)))
+    later = np.array([CLAIMS[k].read.__module__ == part_b_claims_more.__name__ for k in C.key])
+    return C.iloc[np.argsort(later, kind="stable")].reset_index(drop=True)

@@ -45,6 +45,7 @@ VARIANT_SETS = ("wine_quality_red",)
 #: Table-2 keys read from several registry files, concatenated in this order
 _SOURCES = {"wine_quality": ("wine_quality_red", "wine_quality_white")}
 
+# %% ../../nbs/27c_part_b_data.ipynb #8776ac8f
 _CAR_ORDER = {"buying": ["low", "med", "high", "vhigh"], "maint": ["low", "med", "high", "vhigh"],
               "doors": ["2", "3", "4", "5more"], "persons": ["2", "4", "more"],
               "lug_boot": ["small", "med", "big"], "safety": ["low", "med", "high"]}
@@ -66,7 +67,7 @@ def _ordinal(X: pd.DataFrame, orders: dict | None = None) -> pd.DataFrame:
             out[c] = s.astype(float).to_numpy()
     return pd.DataFrame(out, index=X.index)
 
-
+# %% ../../nbs/27c_part_b_data.ipynb #538e0056
 def _ocm_features(X: pd.DataFrame, min_share: float = 0.03) -> pd.DataFrame:
     """OCM catalyst records -> composition (mol% per cation, anion and support element, summed over
     the slots that name it, kept when present in >= `min_share` of the records) + reaction conditions."""
@@ -87,7 +88,7 @@ def _ocm_features(X: pd.DataFrame, min_share: float = 0.03) -> pd.DataFrame:
         cols[c] = v.fillna(v.median()).to_numpy(float)
     return pd.DataFrame(cols, index=X.index)
 
-
+# %% ../../nbs/27c_part_b_data.ipynb #74960fb4
 def binarized(key: str) -> tuple[pd.DataFrame, np.ndarray]:
     """Numeric features (DataFrame) and 0/1 labels (n,) of a Table-2 data set, binarized as in §6.2;
     categorical features ordinal-coded. 1 = the class named by the rule below."""
@@ -140,7 +141,7 @@ SVM_GAMMAS = (0.01, 0.03, 0.1, 0.3, 1, 3, 10, 30, 100)
 SVM_CS = (1e-4, 1e-2, 1, 1e2, 1e4)
 KNN_KS = tuple(range(3, 28, 2))
 
-
+# %% ../../nbs/27c_part_b_data.ipynb #c079ae97
 def knn_classifier(k: int) -> KNeighborsClassifier:
     "The k-NN of the experiments: uniform vote, euclidean, brute-force neighbours."
     return KNeighborsClassifier(n_neighbors=int(k), algorithm="brute")
@@ -157,7 +158,7 @@ def fit_model(kind: str, params: dict, X, y):
     "The model `select_model` refits, for given hyper-parameters (no search)."
     return _estimator(kind).set_params(**params).fit(np.asarray(X, float), np.asarray(y))
 
-
+# %% ../../nbs/27c_part_b_data.ipynb #51b17df6
 def select_model(kind: str, X, y, *, grid: dict | None = None, cv_rows: int | None = None, n_jobs: int = 1):
     """Fit an RBF `SVC` (class weights inverse to frequency) or a k-NN (`knn_classifier`) with the
     hyper-parameters chosen by 5-fold stratified CV (no fold shuffling, accuracy) over the grids

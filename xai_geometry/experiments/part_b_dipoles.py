@@ -35,7 +35,7 @@ QM9PACK_VERSION = "1.0.3"
 PAPER_ISOMER_COUNTS = {"C7H10O2": 6094, "C7H11NO": 5858}
 PAPER_MAE = {("C7H10O2", "BoB"): 0.465, ("C7H11NO", "BoB"): 0.403, ("C7H10O2", "CM"): 0.513, ("C7H11NO", "CM"): 0.477}
 
-
+# %% ../../nbs/27b_use_case_dipoles.ipynb #a4306302
 def parse_molecules(X: pd.DataFrame) -> tuple[list[list[str]], list[np.ndarray]]:
     "Elements and coordinates (Å) from the string columns `Elements` and `XYZ_Ang`."
     els = [ast.literal_eval(s) for s in X["Elements"]]
@@ -84,7 +84,7 @@ def _stoichiometry(formula: str) -> str:
         raise ValueError(f"formula {formula!r}: expected elements among {sorted(_Z)}, e.g. 'C7H10O2'")
     return "[" + ",".join(str(counts.get(e, 0)) for e in ("H", "C", "N", "O", "F")) + "]"
 
-
+# %% ../../nbs/27b_use_case_dipoles.ipynb #afacb832
 def _cut_qm9(formulas: tuple, path: Path) -> None:
     "Read QM9 from the qm9pack wheel (no download) and write the molecules of `formulas` to `path` (gzip CSV)."
     from importlib import resources
@@ -150,7 +150,7 @@ def _coulomb_raw(Z: np.ndarray, R: np.ndarray) -> np.ndarray:
     eye = np.eye(a, dtype=bool)
     return np.where(eye, 0.5 * Z[:, :, None] ** 2.4, Z[:, :, None] * Z[:, None, :] / np.where(eye, 1.0, D))
 
-
+# %% ../../nbs/27b_use_case_dipoles.ipynb #133bccb5
 def _sort_rows(M: np.ndarray, norms: np.ndarray, return_order: bool = False):
     "Rows and columns of each matrix (N, a, a) permuted by decreasing `norms` (N, a); ties keep the file order."
     P = np.argsort(-norms, axis=1, kind="stable")  # (N, a) atom at each sorted position
@@ -169,7 +169,7 @@ def coulomb_matrix(Z: np.ndarray, R: np.ndarray):
     pairs = np.stack([P[:, iu], P[:, ju]], -1)
     return Ms[:, iu, ju], pairs
 
-
+# %% ../../nbs/27b_use_case_dipoles.ipynb #9cffefb6
 def bag_of_bonds(Z: np.ndarray, R: np.ndarray):
     """Bag of bonds as the paper describes it (Hansen et al. 2015): the interatomic distances of each
     pair type (C-C, C-H, ...), each bag sorted increasingly. Molecules of one formula have equal bag
@@ -209,49 +209,7 @@ def _features(F, tr, scaling):
     sub = F[tr][:: max(1, len(tr) // 2000)]
     return F / float(np.median(pdist(sub)))
 
-
-def dipole_use_case(isomer_set: str = "C7H10O2", *, quick: bool = False, source: str = "auto", seeds=(0, 1, 2),
-                    gamma: float = 3.0, C: float = 10.0, scalings=DIPOLE_SCALINGS, cache_dir=None) -> dict:
-    """§8 for one isomer set: KRR (RBF, `gamma`, ridge 1/`C`) of the min-max scaled dipole norm from
-    BoB and CM, 80/20 split per seed. Returns `mae` (one row per seed, representation, scaling), and
-    for split `seeds[0]` with the first scaling: `pairs` and `atoms` of the molecule with the largest
-    predicted dipole (BoB), `hist` (relevance per molecule by pair type and distance bin) and `shares`.
-    Quick: the bundled subset, one seed, one scaling."""
-    if quick: source, seeds, scalings = "subset", tuple(seeds)[:1], tuple(scalings)[:1]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore" if quick else "default")
-        X, y, used = qm9_isomers((isomer_set,), source=source, cache_dir=cache_dir)
-    if len(X) < 10: raise ValueError(f"isomer set {isomer_set!r}: only {len(X)} molecules in {used}")
-    els, xyz = parse_molecules(X)
-    Z, R = _stack(els, xyz)
-    t = y.to_numpy(float)
-    reps = {"BoB": bag_of_bonds(Z, R)[:2], "CM": coulomb_matrix(Z, R)}
-    mae, out = [], dict(source=used, n_molecules=len(X))
-    for seed in seeds:
-        perm = np.random.default_rng(seed).permutation(len(t))
-        n_test = int(round(0.2 * len(t)))
-        te, tr = perm[:n_test], perm[n_test:]
-        lo, hi = t[tr].min(), t[tr].max()
-        ttr = (t[tr] - lo) / (hi - lo)
-        explain = seed == seeds[0]
-        for rep, (F, P) in reps.items():
-            for scaling in scalings:
-                Fs = _features(F, tr, scaling)
-                krr = KernelRidge(kernel="rbf", gamma=gamma, alpha=1.0 / C).fit(Fs[tr], ttr)
-                pred = krr.predict(Fs[te]) * (hi - lo) + lo
-                mae.append(dict(isomer_set=isomer_set, representation=rep, scaling=scaling, seed=seed, source=used,
-                                n_molecules=len(t), n_train=len(tr), n_test=len(te), d=F.shape[1], gamma=gamma,
-                                ridge=1.0 / C, mae_debye=float(np.abs(pred - t[te]).mean()),
-                                mae_predict_mean=float(np.abs(t[tr].mean() - t[te]).mean()),
-                                paper_mae=PAPER_MAE.get((isomer_set, rep))))
-                if explain and scaling == scalings[0]:
-                    E = NeuralizedKernelRegression(krr, level=0.0).relevance(Fs[te])  # level = the smallest training dipole
-                    out[rep] = (te, P[te], E, pred)
-    out["mae"] = pd.DataFrame(mae)
-    out.update(_pair_tables(isomer_set, els, R, t, out.pop("BoB"), out.pop("CM"), X["Index"].to_numpy()))
-    return out
-
-
+# %% ../../nbs/27b_use_case_dipoles.ipynb #ab74ac60
 def _pair_tables(name, els, R, t, bob, cm, index) -> dict:
     "Per-pair relevances of the displayed molecule, its atoms, the distance histogram and the relevance shares."
     te, _, _, pred_bob = bob
@@ -296,6 +254,48 @@ def _pair_tables(name, els, R, t, bob, cm, index) -> dict:
     return dict(pairs=pd.concat(pair_rows, ignore_index=True), atoms=atoms,
                 hist=pd.concat(hist, ignore_index=True), shares=pd.DataFrame(shares))
 
+# %% ../../nbs/27b_use_case_dipoles.ipynb #dc15961a
+def dipole_use_case(isomer_set: str = "C7H10O2", *, quick: bool = False, source: str = "auto", seeds=(0, 1, 2),
+                    gamma: float = 3.0, C: float = 10.0, scalings=DIPOLE_SCALINGS, cache_dir=None) -> dict:
+    """§8 for one isomer set: KRR (RBF, `gamma`, ridge 1/`C`) of the min-max scaled dipole norm from
+    BoB and CM, 80/20 split per seed. Returns `mae` (one row per seed, representation, scaling), and
+    for split `seeds[0]` with the first scaling: `pairs` and `atoms` of the molecule with the largest
+    predicted dipole (BoB), `hist` (relevance per molecule by pair type and distance bin) and `shares`.
+    Quick: the bundled subset, one seed, one scaling."""
+    if quick: source, seeds, scalings = "subset", tuple(seeds)[:1], tuple(scalings)[:1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore" if quick else "default")
+        X, y, used = qm9_isomers((isomer_set,), source=source, cache_dir=cache_dir)
+    if len(X) < 10: raise ValueError(f"isomer set {isomer_set!r}: only {len(X)} molecules in {used}")
+    els, xyz = parse_molecules(X)
+    Z, R = _stack(els, xyz)
+    t = y.to_numpy(float)
+    reps = {"BoB": bag_of_bonds(Z, R)[:2], "CM": coulomb_matrix(Z, R)}
+    mae, out = [], dict(source=used, n_molecules=len(X))
+    for seed in seeds:
+        perm = np.random.default_rng(seed).permutation(len(t))
+        n_test = int(round(0.2 * len(t)))
+        te, tr = perm[:n_test], perm[n_test:]
+        lo, hi = t[tr].min(), t[tr].max()
+        ttr = (t[tr] - lo) / (hi - lo)
+        explain = seed == seeds[0]
+        for rep, (F, P) in reps.items():
+            for scaling in scalings:
+                Fs = _features(F, tr, scaling)
+                krr = KernelRidge(kernel="rbf", gamma=gamma, alpha=1.0 / C).fit(Fs[tr], ttr)
+                pred = krr.predict(Fs[te]) * (hi - lo) + lo
+                mae.append(dict(isomer_set=isomer_set, representation=rep, scaling=scaling, seed=seed, source=used,
+                                n_molecules=len(t), n_train=len(tr), n_test=len(te), d=F.shape[1], gamma=gamma,
+                                ridge=1.0 / C, mae_debye=float(np.abs(pred - t[te]).mean()),
+                                mae_predict_mean=float(np.abs(t[tr].mean() - t[te]).mean()),
+                                paper_mae=PAPER_MAE.get((isomer_set, rep))))
+                if explain and scaling == scalings[0]:
+                    E = NeuralizedKernelRegression(krr, level=0.0).relevance(Fs[te])  # level = the smallest training dipole
+                    out[rep] = (te, P[te], E, pred)
+    out["mae"] = pd.DataFrame(mae)
+    out.update(_pair_tables(isomer_set, els, R, t, out.pop("BoB"), out.pop("CM"), X["Index"].to_numpy()))
+    return out
+
 # %% ../../nbs/27b_use_case_dipoles.ipynb #a77e0d02
 BOHR = 0.529177210903  # Å per bohr (CODATA 2018)
 DEBYE_PER_AU = 2.541746473  # Debye per e·a₀, the atomic unit of the dipole moment (CODATA 2018)
@@ -322,6 +322,7 @@ def coulomb_variants(Z: np.ndarray, R: np.ndarray, kind: str = "l1") -> np.ndarr
     return Ms[:, iu, ju]
 
 
+# %% ../../nbs/27b_use_case_dipoles.ipynb #05a14d94
 #: The attempts at §8's Coulomb-matrix errors, each a change of the paper's setting as read above
 #: ("paper"): what it changes, the representation ("cm_" + a kind of `coulomb_variants`, or "bob"),
 #: the feature scaling ("median": unit median distance; "zscore": each feature z-scored first;
@@ -359,7 +360,7 @@ DIPOLE_ATTEMPT_COLUMNS = ("isomer_set", "attempt", "seed", "source", "representa
                           "n_train", "n_test", "d", "gamma", "ridge", "cv_mae_debye", "mae_debye", "mae_au", "paper_mae",
                           "gap_debye", "cpu_seconds")
 
-
+# %% ../../nbs/27b_use_case_dipoles.ipynb #857d9f7f
 def _krr_cv(F: np.ndarray, t: np.ndarray, gammas, ridges, folds: int = 3) -> tuple[float, float, float]:
     """(γ, λ, MAE) of the smallest mean absolute error of KRR over `folds` contiguous folds of the rows of
     F (N, d) with targets t (N,) (rows already in random order). One eigendecomposition of the training
@@ -376,7 +377,7 @@ def _krr_cv(F: np.ndarray, t: np.ndarray, gammas, ridges, folds: int = 3) -> tup
     i, j = np.unravel_index(np.argmin(err), err.shape)
     return float(gammas[i]), float(ridges[j]), float(err[i, j])
 
-
+# %% ../../nbs/27b_use_case_dipoles.ipynb #793fb998
 def dipole_attempts(isomer_set: str = "C7H10O2",  # a formula of `QM9_FORMULAS`
                     seed: int = 0,  # the 80/20 split (the splits of `dipole_use_case`)
                     attempts=None,  # names of `DIPOLE_ATTEMPTS` (default: all)
@@ -430,7 +431,7 @@ def dipole_attempts(isomer_set: str = "C7H10O2",  # a formula of `QM9_FORMULAS`
                          cpu_seconds=time.process_time() - c0))
     return pd.DataFrame(rows, columns=list(DIPOLE_ATTEMPT_COLUMNS))
 
-
+# %% ../../nbs/27b_use_case_dipoles.ipynb #c9b9eb4c
 def dipole_attempt_tasks(quick: bool = False) -> list[dict]:
     """The keyword arguments of every `dipole_attempts` call behind the attempts table: each isomer set
     on the splits `DIPOLE_ATTEMPT_SEEDS` with every attempt, and on `DIPOLE_SPREAD_SEEDS` with the
@@ -447,7 +448,7 @@ def dipole_attempts_table(results) -> pd.DataFrame:
     return A.sort_values(["isomer_set", "attempt", "seed"], key=lambda s: s.map(order) if s.name == "attempt" else s,
                          ignore_index=True)
 
-
+# %% ../../nbs/27b_use_case_dipoles.ipynb #d90273f3
 def dipole_gaps(attempts_table: pd.DataFrame, seeds=DIPOLE_ATTEMPT_SEEDS) -> pd.DataFrame:
     """Per isomer set and attempt, on the splits `seeds`: the mean, standard deviation (ddof 1) and range of
     the test MAE, the paper's MAE, the gap (mean − paper's), and whether the attempt closes it: the paper's
@@ -467,7 +468,7 @@ def dipole_gaps(attempts_table: pd.DataFrame, seeds=DIPOLE_ATTEMPT_SEEDS) -> pd.
     S["closes"] = (S.gap_mean.abs() <= 2 * S.spread_sd).to_numpy()
     return S
 
-
+# %% ../../nbs/27b_use_case_dipoles.ipynb #fb306313
 def plot_dipole_attempts(attempts_table: pd.DataFrame, path=None):
     """The attempts table as a figure: per isomer set, each attempt's test MAE on every split (dots) and
     their mean (vertical stroke), beside the paper's MAE for that representation (dashed: CM; dotted: BoB)."""
@@ -493,7 +494,6 @@ def plot_dipole_attempts(attempts_table: pd.DataFrame, path=None):
     fig.tight_layout()
     if path is not None: fig.savefig(path, dpi=110)
     return fig
-
 
 # %% ../../nbs/27b_use_case_dipoles.ipynb #5818fd68
 def plot_dipoles(pairs: pd.DataFrame, atoms: pd.DataFrame, hist: pd.DataFrame, path=None):

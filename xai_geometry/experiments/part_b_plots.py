@@ -29,7 +29,7 @@ def plot_figure2(S: pd.DataFrame, path=None):
     if path is not None: fig.savefig(path, dpi=120)
     return fig
 
-
+# %% ../../nbs/27d_part_b_plots.ipynb #f4feee9f
 def plot_figure3(T: pd.DataFrame, path=None, seed: int = 0):
     "Fig. 3: AUFC of gradient x input on f, on the neuralized g, and LRP, per data set (SVM rows of Table 2, split `seed`)."
     import matplotlib.pyplot as plt
@@ -49,7 +49,7 @@ def plot_figure3(T: pd.DataFrame, path=None, seed: int = 0):
     if path is not None: fig.savefig(path, dpi=120)
     return fig
 
-
+# %% ../../nbs/27d_part_b_plots.ipynb #30c37df2
 def plot_figure4(results: list[dict], path=None):
     "Fig. 4: box plots (quartiles, whiskers 5-95 %) of |LRP relevance| of informative vs noise features, per seed, SVM (top) and k-NN (bottom)."
     import matplotlib.pyplot as plt
@@ -71,7 +71,7 @@ def plot_figure4(results: list[dict], path=None):
     if path is not None: fig.savefig(path, dpi=120)
     return fig
 
-
+# %% ../../nbs/27d_part_b_plots.ipynb #8e2be9b9
 def plot_paired(D: pd.DataFrame, path=None, seeds: str = "pooled"):
     """Paired differences AUFC(LRP) − AUFC(method) with 95 % intervals, one panel per model, one row per
     data set (`D` from `paired_differences`, the rows of `seeds`); left of zero = LRP better."""
@@ -96,7 +96,7 @@ def plot_paired(D: pd.DataFrame, path=None, seeds: str = "pooled"):
     if path is not None: fig.savefig(path, dpi=120)
     return fig
 
-
+# %% ../../nbs/27d_part_b_plots.ipynb #e5a3c075
 def plot_knn_sweep(K: pd.DataFrame, path=None):
     "AUFC (mean ± s.e.) of LRP-KNN (η = 0.8, 0, 1) and the three baselines against k, one panel per tabular data set."
     import matplotlib.pyplot as plt

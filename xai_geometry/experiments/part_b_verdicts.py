@@ -5,18 +5,22 @@
 # %% ../../nbs/27f_part_b_verdicts.ipynb #d8e9aadc
 from __future__ import annotations
 
+from functools import cached_property
+
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .part_b_data import PAPER_SETS
+from .claims import Tables as _Tables
+from .part_b_data import PAPER_SETS, TABLE2_DATASETS
 from .part_b_methods import KNN_ETAS, KNN_METHODS, LOCAL, METHOD_LABELS, SVM_METHODS
 
 # %% auto #0
 __all__ = ['PAPER_SVM_GAMMA', 'PAPER_TABLE2_TEXT', 'PAPER_CLAIMS', 'PAPER_LRP_SVM', 'PAPER_DIABETES_SVM_ROW',
-           'PAPER_DIABETES_KERNEL_SHAP', 'RANKED', 'CLAIM_BASELINES', 'VERDICT_RULES', 'BASELINE_SETTINGS',
-           'table2_points', 'table2_frame', 'table2_summary', 'paired_differences', 'claim_counts', 'verdict_table',
-           'verdict_counts', 'baseline_settings', 'knn_sweep_counts', 'eta_settings']
+           'PAPER_DIABETES_KERNEL_SHAP', 'PAPER_MAX_STDERR', 'RANKED', 'CLAIM_BASELINES', 'VERDICT_RULES',
+           'BASELINE_SETTINGS', 'RUNTIME_BUDGET', 'IMAGE_BUDGET', 'table2_points', 'table2_frame', 'table2_summary',
+           'paired_differences', 'claim_counts', 'verdict_table', 'verdict_counts', 'baseline_settings',
+           'knn_sweep_counts', 'eta_settings', 'Tables']
 
 # %% ../../nbs/27f_part_b_verdicts.ipynb #749ce4eb
 #: γ of the SVM the paper selected (Table 2, readable in the translated text); rows for Rice,
@@ -38,6 +42,7 @@ PAPER_TABLE2_TEXT = {
     "real_estate": "SVM γ=10 0.57 3 0.42 8 0.38 3 0.41 1 0.41 2 0.38 5? ±0.044",
 }
 
+# %% ../../nbs/27f_part_b_verdicts.ipynb #30000cbf
 #: What the text states about Table 2 (§6.3): (count, out of)
 PAPER_CLAIMS = {
     "svm_lrp_top2": (8, 11),   # LRP-SVM first or second on 8 of 11 data sets
@@ -55,6 +60,11 @@ PAPER_LRP_SVM = {"breastmnist": (0.04, 1), "breast_cancer": (0.503, 1), "car_eva
 #: KernelSHAP value is 0.412; in §6.2's order of the baselines it is 0.371. LRP-SVM is 0.23 either way.
 PAPER_DIABETES_SVM_ROW = (0.351, 0.352, 0.634, 0.318, 0.336, 0.412, 0.371, 0.23)
 PAPER_DIABETES_KERNEL_SHAP = (0.371, 0.412)
+
+#: The "Max std. err." column closing each SVM row of Table 2 as the translated text prints it ("±0.065"): the
+#: largest standard error of the row's mean AUFCs.
+PAPER_MAX_STDERR = {"breastmnist": 0.065, "breast_cancer": 0.036, "car_evaluation": 0.021, "catalyst": 0.077, "concrete": 0.031,
+                    "diabetes": 0.048, "pneumoniamnist": 0.039, "raisin": 0.020, "real_estate": 0.044}
 
 # %% ../../nbs/27f_part_b_verdicts.ipynb #84d0e670
 #: methods ranked in each model's rows of Table 2 (the paper's columns)
@@ -77,7 +87,7 @@ def table2_points(results: list[dict]) -> pd.DataFrame:
 
 def _params(p: dict) -> str: return ";".join(f"{k}={v}" for k, v in p.items())
 
-
+# %% ../../nbs/27f_part_b_verdicts.ipynb #e8b6cbf9
 def table2_frame(results: list[dict]) -> pd.DataFrame:
     """Table 2 as a long frame (dataset, model, seed, method, aufc, stderr, rank, mark, ...): mean AUFC
     over the explained points ± standard error, rank within (dataset, model, seed) among the paper's
@@ -105,7 +115,7 @@ def table2_frame(results: list[dict]) -> pd.DataFrame:
                            for k, m, me in zip(T.dataset, T.model, T.method)]
     return T
 
-
+# %% ../../nbs/27f_part_b_verdicts.ipynb #7bb5b122
 def table2_summary(T: pd.DataFrame, seed=0) -> pd.DataFrame:
     "One row per (dataset, model) of split `seed`: best and second method, LRP's AUFC and rank, the paper's reading."
     out = []
@@ -152,7 +162,7 @@ def paired_differences(P: pd.DataFrame, reference: str = "lrp", against=None, *,
                              outcome="win" if (p < alpha and mean < 0) else "loss" if (p < alpha and mean > 0) else "tie"))
     return pd.DataFrame(rows)
 
-
+# %% ../../nbs/27f_part_b_verdicts.ipynb #9b1fa1dd
 CLAIM_BASELINES = ("occlusion", "lime", "kernel_shap")
 
 
@@ -232,6 +242,7 @@ def verdict_table(P: pd.DataFrame, reference: str = "lrp", *, alpha: float = 0.0
     return V
 
 
+# %% ../../nbs/27f_part_b_verdicts.ipynb #aeeccbd6
 #: the three readings of `verdict_table`, in the order they are reported
 VERDICT_RULES = ("top2", "significantly_top2", "beaten_by_at_most_one")
 
@@ -246,7 +257,7 @@ def verdict_counts(V: pd.DataFrame) -> pd.DataFrame:
         rows.append(r)
     return pd.DataFrame(rows)
 
-
+# %% ../../nbs/27f_part_b_verdicts.ipynb #f335f8bf
 def _replaced(P: pd.DataFrame, replace: dict) -> pd.DataFrame:
     "P with column `c` holding the values of column `replace[c]` (NaN where that column is absent)."
     Q = P.copy()
@@ -268,7 +279,7 @@ BASELINE_SETTINGS = {
     "local in-painting (every column)": {m: m + LOCAL for m in dict.fromkeys(SVM_METHODS + KNN_METHODS)},
 }
 
-
+# %% ../../nbs/27f_part_b_verdicts.ipynb #fbcaaf18
 def _paper_statements(P: pd.DataFrame, alpha: float) -> pd.DataFrame:
     "`claim_counts` per split and pooled, as (model, split) rows with the columns `paper_raw`, `paper_significant`."
     per = claim_counts(P, alpha=alpha)
@@ -278,7 +289,7 @@ def _paper_statements(P: pd.DataFrame, alpha: float) -> pd.DataFrame:
     C = pd.concat([per, pooled], ignore_index=True)
     return C[["model", "split", "raw", "significant"]].rename(columns={"raw": "paper_raw", "significant": "paper_significant"})
 
-
+# %% ../../nbs/27f_part_b_verdicts.ipynb #04c2508a
 def baseline_settings(P: pd.DataFrame, sets=PAPER_SETS, *, alpha: float = 0.05) -> pd.DataFrame:
     """The verdict with the baselines at each setting of `BASELINE_SETTINGS` in place of Table 2's KernelSHAP
     and LIME columns, over the data sets `sets`: one row per (setting, model, split) with `verdict_counts`
@@ -294,7 +305,7 @@ def baseline_settings(P: pd.DataFrame, sets=PAPER_SETS, *, alpha: float = 0.05) 
                      .assign(setting=name))
     return pd.concat(parts, ignore_index=True)
 
-
+# %% ../../nbs/27f_part_b_verdicts.ipynb #287a9ac4
 def knn_sweep_counts(PK: pd.DataFrame, P: pd.DataFrame, sets=PAPER_SETS, *, alpha: float = 0.05) -> pd.DataFrame:
     """The k-NN verdict (both rules, `verdict_counts`) and the paper's k-NN statement (`claim_counts`) at each fixed k
     of the sweep `PK` (`knn_k_task` points) and at the cross-validated k of Table 2 (`P`) on the same points of
@@ -309,7 +320,7 @@ def knn_sweep_counts(PK: pd.DataFrame, P: pd.DataFrame, sets=PAPER_SETS, *, alph
         rows.append(c.assign(k=k))
     return pd.concat(rows, ignore_index=True)
 
-
+# %% ../../nbs/27f_part_b_verdicts.ipynb #35d2342f
 def eta_settings(P: pd.DataFrame, sets=PAPER_SETS, *, alpha: float = 0.05) -> pd.DataFrame:
     """The same counts with LRP at another η in place of Table 1's: the SVM with the η of the authors'
     public code (`lrp@code`), the k-NN at each η of `KNN_ETAS` on the sets the sweep covers (the tabular ones),
@@ -328,3 +339,66 @@ def eta_settings(P: pd.DataFrame, sets=PAPER_SETS, *, alpha: float = 0.05) -> pd
             parts.append(verdict_counts(verdict_table(_replaced(Ks, {"lrp": c}), alpha=alpha)).assign(setting=f"k-NN: η = {c.split('=')[1]}"))
     return pd.concat(parts, ignore_index=True)
 
+# %% ../../nbs/27f_part_b_verdicts.ipynb #dbb73eb7
+RUNTIME_BUDGET = ("below the paper's budget: models fitted on at most 1,000 training rows for the images (the paper "
+                  "subsamples to 5,000), 200 or 20 timed explanations scaled to 1,000")
+IMAGE_BUDGET = "images below the paper's budget (100 of its 300 points, 10 in-painting draws)"
+_NAME = {k: v[0] for k, v in TABLE2_DATASETS.items()}
+
+
+def _names(keys) -> str:
+    return ", ".join(_NAME.get(k, k) for k in sorted(keys)) or "none"
+
+
+def _ranked(A: pd.DataFrame, model: str) -> pd.DataFrame:
+    "The paper's methods of `model` only (the columns Table 2 ranks)."
+    return A[[m for m in RANKED[model] if m in A.columns]]
+
+# %% ../../nbs/27f_part_b_verdicts.ipynb #4c6ca4a2
+def _gamma(params: pd.Series) -> pd.Series:
+    return params.str.extract(r"gamma=([\d.e+-]+)")[0].astype(float)
+
+
+class Tables(_Tables):
+    "The committed tables of part B in `tables_dir`, read on first use, and the frames several claims share."
+    @cached_property
+    def T(self): return self.read("part_b_table2.csv")
+    @cached_property
+    def P(self): return self.read("part_b_table2_points.csv.gz")
+    @cached_property
+    def M(self): return self.read("part_b_models.csv")
+    @cached_property
+    def V(self): return verdict_table(self.P)
+    @cached_property
+    def Vc(self): return verdict_counts(self.V[self.V.dataset.isin(PAPER_SETS)]).set_index(["model", "split"])
+    @cached_property
+    def BS(self): return self.read("part_b_baseline_settings.csv", dtype={"split": str})
+    @cached_property
+    def Cl(self): return self.read("part_b_table2_claims.csv", dtype={"seeds": str})
+    @cached_property
+    def D(self): return self.read("part_b_table2_pairs.csv", dtype={"seeds": str})
+    @cached_property
+    def G(self): return self.read("part_b_paper_gamma_points.csv.gz")
+    @cached_property
+    def PG(self):
+        "Split 0's points with the SVM rows at the paper's γ where the cross-validation chose another."
+        keep = self.P[(self.P.seed == 0) & ~((self.P.model == "svm") & self.P.dataset.isin(set(self.G.dataset)))]
+        return pd.concat([keep, self.G], ignore_index=True)
+
+    def points(self, paper: bool = False) -> pd.DataFrame:
+        "Split 0's per-point AUFCs of the paper's data sets, as run or with the paper's γ."
+        Q = self.PG if paper else self.P[self.P.seed == 0]
+        return Q[Q.dataset.isin(PAPER_SETS)]
+
+    def view(self, paper: bool = False) -> dict:
+        "{'svm'|'knn': mean AUFC (data set × method), 'svm_se'|'knn_se': its standard error, 'gamma': the SVM's γ, 'label'}."
+        Q, out = self.points(paper), {}
+        for m in ("svm", "knn"):
+            g = Q[Q.model == m].groupby("dataset")
+            cols = list(RANKED[m]) + (["gradient_x_input_g"] if m == "svm" else [])
+            out[m] = g[cols].mean(); out[m + "_se"] = g[cols].std() / np.sqrt(g.size().to_numpy()[:, None])
+        cv = _gamma(self.M[(self.M.model == "svm") & (self.M.seed == 0)].set_index("dataset").params)
+        gam = cv.reindex(out["svm"].index)
+        if paper: gam = pd.Series({d: PAPER_SVM_GAMMA[d] if d in set(self.G.dataset) else gam[d] for d in gam.index})
+        out.update(gamma=gam, label="split 0, the paper's γ" if paper else "split 0")
+        return out

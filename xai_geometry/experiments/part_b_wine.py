@@ -28,7 +28,7 @@ CHLORIDE_SPLIT, SUGAR_SPLIT = 0.10, 10.0
 #: repeated cross-fits per γ and scaling: repetition r shuffles the five folds with seed r (r = 0 is the one-fit run)
 WINE_REPETITIONS = 40
 
-
+# %% ../../nbs/27a_use_case_wine.ipynb #e93dc415
 def wine_use_case(gamma: float, *, scaling: str = "median", quick: bool = False, n_folds: int = 5, seed: int = 0,
                   cv_rows: int = 1000) -> pd.DataFrame:
     """§7: white wines, quality > 5, RBF SVM with fixed γ and balanced class weights; C by 5-fold CV
@@ -77,7 +77,7 @@ def _ols(x, y, degree: int):
     cov = AtA_inv @ meat @ AtA_inv
     return beta, np.sqrt(np.diag(cov))
 
-
+# %% ../../nbs/27a_use_case_wine.ipynb #17761235
 def _ci(est, se, n_par, n):
     h = stats.t.ppf(0.975, n - n_par) * se
     return est - h, est + h
@@ -88,7 +88,7 @@ def _central(G, col, trim):
     lo, hi = np.quantile(G[col], [trim, 1 - trim])
     return G[(G[col] >= lo) & (G[col] <= hi)]
 
-
+# %% ../../nbs/27a_use_case_wine.ipynb #670f336e
 def wine_interactions(W: pd.DataFrame, gamma: float = 0.2, scaling: str = "median", *,
                       chloride_split: float | str = CHLORIDE_SPLIT, sugar_split: float | str = SUGAR_SPLIT,
                       trim: float = 0.01) -> pd.DataFrame:
@@ -134,7 +134,7 @@ def wine_interactions(W: pd.DataFrame, gamma: float = 0.2, scaling: str = "media
     out.insert(0, "gamma", gamma); out.insert(1, "scaling", scaling)
     return out
 
-
+# %% ../../nbs/27a_use_case_wine.ipynb #7c5c1460
 def wine_verdicts(S: pd.DataFrame) -> pd.DataFrame:
     """The paper's four statements checked on `wine_interactions` rows (one γ and scaling): low-chloride
     parabola (significantly negative curvature, vertex inside the 5-95 % sugar range), high-chloride
@@ -179,6 +179,7 @@ WINE_READINGS = (
 )
 
 
+# %% ../../nbs/27a_use_case_wine.ipynb #982532bc
 def wine_refit_task(gamma: float = 0.2, *, scaling: str = "median", repetition: int = 0, quick: bool = False) -> pd.DataFrame:
     """One cross-fit of `wine_use_case` (folds shuffled with seed `repetition`, C chosen again) reduced to
     its statistics: the rows of `wine_interactions` at the authors' splits and at the medians (column
@@ -193,7 +194,7 @@ def wine_refit_task(gamma: float = 0.2, *, scaling: str = "median", repetition: 
     S.insert(4, "C", float(W.C.iloc[0])); S.insert(5, "accuracy", acc)
     return S
 
-
+# %% ../../nbs/27a_use_case_wine.ipynb #d4fa7537
 def _combine(theta, se, z):
     """Repeated cross-fitting's estimate and standard error (Chernozhukov et al. 2018, §3.4, the median
     rule): θ̂ = median θ_r, σ̂² = median(σ_r² + (θ_r − θ̂)²), so that the between-fit spread adds to
@@ -202,7 +203,7 @@ def _combine(theta, se, z):
     s = float(np.sqrt(np.median(se ** 2 + (theta - est) ** 2)))
     return est, s, est - z * s, est + z * s
 
-
+# %% ../../nbs/27a_use_case_wine.ipynb #6e2ae93e
 def wine_refit(F: pd.DataFrame, *, level: float = 0.95) -> pd.DataFrame:
     """The paper's four readings (`WINE_READINGS`) over repeated cross-fits: `F` holds the rows of
     `wine_refit_task` for several repetitions (any γ, scaling and splits). Per γ, scaling, splits and
@@ -257,14 +258,13 @@ def wine_refit(F: pd.DataFrame, *, level: float = 0.95) -> pd.DataFrame:
             rows.append(row)
     return pd.DataFrame(rows)
 
-
 # %% ../../nbs/27a_use_case_wine.ipynb #3db88041
 def _qlim(v, q=0.005, margin=0.1):
     "Axis limits holding the central 1 - 2q of the values (outliers would flatten the scatter)."
     lo, hi = np.quantile(v, [q, 1 - q]); pad = margin * (hi - lo or 1)
     return lo - pad, hi + pad
 
-
+# %% ../../nbs/27a_use_case_wine.ipynb #63369691
 def plot_wine(W: pd.DataFrame, path=None, features=None):
     "§7, Fig. 5 (top rows): relevance against value per feature, one row per γ (dashed: mean value, zero relevance)."
     import matplotlib.pyplot as plt
@@ -290,7 +290,7 @@ def plot_wine(W: pd.DataFrame, path=None, features=None):
     if path is not None: fig.savefig(path, dpi=110)
     return fig
 
-
+# %% ../../nbs/27a_use_case_wine.ipynb #d6510241
 def plot_wine_interactions(W: pd.DataFrame, gamma: float = 0.2, scaling: str = "median", path=None):
     """§7, Fig. 5 (bottom): sugar relevance by chloride group (with the quadratic fits) and pH relevance
     by sugar group (with the linear fits, both on the central 98 % of the group), at the authors' splits."""
