@@ -324,7 +324,7 @@ NOT_YET_SPLIT = ['03_cli', '08a_validation', '09_experiments', '09a_claims',
                  '25a_reference', '25b_agnostic', '26_flipping', '26a_evaluate', '26b_bench_evaluate',
                  '27_experiments', '27a_use_case_wine', '27b_use_case_dipoles', '27c_part_b_data',
                  '27d_part_b_plots', '27f_part_b_verdicts', '27g_part_b_claims', '39_gnb_experiments',
-                 '40_shapley_knn_relevance', '41_gnb_shapley', '43b_bench_serve', '48c_bench_door', 'B_neuralized']
+                 '40_shapley_knn_relevance', '41_gnb_shapley', '48c_bench_door']
 EXPORTING = sorted(p.stem for p in (ROOT / "nbs").glob("*.ipynb")
                    if any(_directives(s) & {"export", "exports", "exporti"} for _, s in _cells(p)))
 SPLIT_NOTEBOOKS = [s for s in EXPORTING if s not in NOT_YET_SPLIT]

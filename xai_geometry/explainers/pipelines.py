@@ -12,7 +12,7 @@ from ..explanation import patch
 from sklearn.utils.validation import check_is_fitted
 
 from ..reading import STEP_KINDS, step_kind
-from ..validation import AFFINE_STEPS, check_features, is_passthrough
+from ..validation import AFFINE_STEPS, check_features, column_names, is_passthrough
 
 # %% auto #0
 __all__ = ['ONE_TO_ONE', 'PER_COLUMN', 'column_origin', 'scaler_arithmetic', 'RawColumns']
@@ -113,7 +113,7 @@ class RawColumns:
         self.n_raw, self.n_features_in_ = int(n_in), int(n_in)
         names = getattr(pipeline, "feature_names_in_", None)
         if names is not None: self.feature_names_in_ = names
-        self.raw_names = [str(c) for c in names] if names is not None else [f"x{j}" for j in range(self.n_raw)]
+        self.raw_names = column_names(self.n_raw, names)
         self.origin, self.stopped_by = np.arange(self.n_raw), None
         try:
             for n, s in self.steps: self.origin = self.origin[column_origin(s, len(self.origin), n)]
