@@ -370,21 +370,24 @@ class _Selecting:
         "Whether `key` names the class a binary classifier's (n, M) explanation is of (`info['class']`)."
         return "class" in self.info and isinstance(key, str) and key == str(self.info["class"])
 
-    def _output_index(self, output) -> int:
-        if self.values.ndim == 2:
-            raise ValueError(f"this explanation has a single output ({self.output or 'values (n, M)'}); output= selects "
-                             "one of the K outputs of an (n, M, K) explanation")
-        if isinstance(output, (bool, np.bool_)) or not isinstance(output, (int, np.integer, str)):
-            raise TypeError(f"an output is chosen by position (0..{self.n_outputs - 1}) or name, got {output!r}; "
-                            f"outputs: {list(self.output_names)}")
-        return _positions(output, self.output_names, "output")
+# %% ../nbs/08_explanation.ipynb #c1f42cf3
+@patch
+def _output_index(self: _Selecting, output) -> int:
+    if self.values.ndim == 2:
+        raise ValueError(f"this explanation has a single output ({self.output or 'values (n, M)'}); output= selects "
+                         "one of the K outputs of an (n, M, K) explanation")
+    if isinstance(output, (bool, np.bool_)) or not isinstance(output, (int, np.integer, str)):
+        raise TypeError(f"an output is chosen by position (0..{self.n_outputs - 1}) or name, got {output!r}; "
+                        f"outputs: {list(self.output_names)}")
+    return _positions(output, self.output_names, "output")
 
-    def select_output(self, output) -> "Explanation":
-        "The (n, M) explanation of one output of a 3-d explanation (by position or name)."
-        k = self._output_index(output)
-        return replace(self, values=self.values[:, :, k], base_values=self.base_values[:, k], output_names=None,
-                       interactions=None if self.interactions is None else self.interactions[..., k],
-                       output=f"{self.output} [{self.output_names[k]}]", info=dict(self.info))
+@patch
+def select_output(self: _Selecting, output) -> "Explanation":
+    "The (n, M) explanation of one output of a 3-d explanation (by position or name)."
+    k = self._output_index(output)
+    return replace(self, values=self.values[:, :, k], base_values=self.base_values[:, k], output_names=None,
+                   interactions=None if self.interactions is None else self.interactions[..., k],
+                   output=f"{self.output} [{self.output_names[k]}]", info=dict(self.info))
 
 # %% ../nbs/08_explanation.ipynb #b96cb84f
 class _Frames:
@@ -483,6 +486,7 @@ def _base_warning(e) -> str | None:
     return (f"shap's plots print 'E[f(X)]' under the base value, but this explanation's base is {_base_label(kind, e.info)}: "
             f"{_BASE_MEANING[kind]}. Its waterfall with the base named as it is: e.waterfall(row)")
 
+# %% ../nbs/08_explanation.ipynb #2547e62d
 class _ShapBridge:
     "The explanation as shap's own record (`to_shap`), and shap's waterfall with the base named as it is (`waterfall`)."
     def to_shap(self, output=None):
@@ -510,24 +514,26 @@ class _ShapBridge:
                                 feature_names=list(e.feature_names),
                                 output_names=None if e.output_names is None else list(e.output_names))
 
-    def waterfall(self, row: int = 0, output=None, max_display: int = 10):
-        """shap's waterfall plot of one row (of one output, `output=`, for an (n, M, K) explanation), with its base
-        named by what it is (`base_kind`: E[f(X)], root + gap, f(reference)) where shap prints E[f(X)]. Returns shap's Axes."""
-        import matplotlib.ticker as mticker
-        e = self if output is None else self.select_output(output)
-        i = _positions(row, len(e), "row", by_name=e._row_name)
-        if not isinstance(i, int): raise IndexError(f"waterfall draws one row: row is a position, got {row!r}")
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", BaseValueWarning)      # the label is put right below
-            se = e.to_shap()
-        import shap
-        ax = shap.plots.waterfall(se[i], max_display=max_display, show=False)
-        label = _base_label(e.base_kind, e.info)
-        for a in ax.figure.axes:          # shap's two ticks under the base, "$E[f(X)]$" and "$ = value$": one, named
-            texts = [t.get_text() for t in a.get_xticklabels()]
-            if len(texts) == 2 and texts[0] == "\n$E[f(X)]$":
-                a.xaxis.set_major_formatter(mticker.FixedFormatter([f"\n{label} {texts[1].strip()}", ""]))
-        return ax
+# %% ../nbs/08_explanation.ipynb #e82ea74e
+@patch
+def waterfall(self: _ShapBridge, row: int = 0, output=None, max_display: int = 10):
+    """shap's waterfall plot of one row (of one output, `output=`, for an (n, M, K) explanation), with its base
+    named by what it is (`base_kind`: E[f(X)], root + gap, f(reference)) where shap prints E[f(X)]. Returns shap's Axes."""
+    import matplotlib.ticker as mticker
+    e = self if output is None else self.select_output(output)
+    i = _positions(row, len(e), "row", by_name=e._row_name)
+    if not isinstance(i, int): raise IndexError(f"waterfall draws one row: row is a position, got {row!r}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BaseValueWarning)      # the label is put right below
+        se = e.to_shap()
+    import shap
+    ax = shap.plots.waterfall(se[i], max_display=max_display, show=False)
+    label = _base_label(e.base_kind, e.info)
+    for a in ax.figure.axes:          # shap's two ticks under the base, "$E[f(X)]$" and "$ = value$": one, named
+        texts = [t.get_text() for t in a.get_xticklabels()]
+        if len(texts) == 2 and texts[0] == "\n$E[f(X)]$":
+            a.xaxis.set_major_formatter(mticker.FixedFormatter([f"\n{label} {texts[1].strip()}", ""]))
+    return ax
 
 # %% ../nbs/08_explanation.ipynb #4630858a
 @dataclass(eq=False, repr=False)
