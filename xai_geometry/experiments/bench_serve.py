@@ -98,6 +98,7 @@ def gnb_models(X, y) -> dict:
     return {"gnb": {dep: GeneralizedNaiveBayes(dependence=dep).fit(X.iloc[fit], y[fit]) for dep in deps},
             "background": background_sample(X.iloc[fit], n_samples=100, random_state=0)}
 
+# %% ../../nbs/43b_bench_serve.ipynb #a1f08534
 def _gnb_cases(X, y, batch, row, quick: bool) -> list:
     """The GNB rows of the table: per dependence, the batch (20,000 rows; nonparametric 500) and one row, through
     `Explainer(gnb, background=B)`; the values against the averaging over the background rows (the reference of

@@ -27,6 +27,7 @@ def _mixes(name: str, kind: str) -> ValueError:
                       f"whole pipeline on its raw columns with a model-agnostic method (method='kernel_shap', "
                       f"'occlusion', ...) (the steps traced to raw columns are {', '.join(PER_COLUMN)} and 'passthrough')")
 
+# %% ../../nbs/08d_pipelines.ipynb #2704510d
 def column_origin(step,  # a fitted per-column transformer (see PER_COLUMN), 'passthrough', or a Pipeline of them
                   n_in: int,  # the number of columns it takes
                   name: str = "step",  # its name, for messages

@@ -76,6 +76,7 @@ def _centres_beta(centres: np.ndarray) -> float | None:
     m = S.min(axis=1); m = m[np.isfinite(m)]                # (every centre near a copy only: no scale at all)
     return float(1.0 / np.median(m)) if len(m) else None
 
+# %% ../../nbs/23b_kmeans.ipynb #7ebdb7d4
 class NeuralizedKMeans(Network):
     """A fitted `KMeans` or `MiniBatchKMeans` as NEON's network (Kauffmann et al. 2022): the logit of cluster c,
     f_c(x) = min_{k≠c} w_ck·x + b_ck with w_ck = 2(μ_c − μ_k), b_ck = ‖μ_k‖² − ‖μ_c‖², i.e. ‖x − μ_k‖² − ‖x − μ_c‖²;

@@ -207,6 +207,11 @@ class NeuralizedPipeline(Network):
         return output, f"{method}, summed per raw column"
     def decision_function(self, X) -> np.ndarray: return self.network_.decision_function(self.transform(X))
     def predict(self, X) -> np.ndarray: return self.network_.predict(self.transform(X))
+    def pooling_weights(self, X, **options):
+        "The final network's `pooling_weights` at t(X) (binary SVM, k-NN and regression networks)."
+        if not hasattr(self.network_, "pooling_weights"):
+            raise TypeError(f"{type(self.network_).__name__} has no pooling weights of its own (one per pair of classes)")
+        return self.network_.pooling_weights(self.transform(X), **options)
 
 # %% ../../nbs/24a_explain.ipynb #c1e3a5b7
 def supports(model) -> bool:
@@ -237,6 +242,7 @@ def _checked_rule(net, **given):
         raise ValueError(f"{k} does not apply to {type(net).__name__} (its options: {', '.join(sorted(allowed))})")
     return net.rule(**given)
 
+# %% ../../nbs/24a_explain.ipynb #7d57924b
 class Prepared:
     """`explain` set up once for a model: a pipeline opened by the pipeline adapter (`columns_`, `RawColumns`), the
     network of the model (or of the pipeline's final step, `final_`) built, the options checked against its rule and

@@ -176,6 +176,7 @@ def describe(self: Network, rule=None) -> tuple:
     "(the explained output, the method) in words for the rule given (or Table 1's); plots use them as titles."
     return self._output_words(), self.rule(rule).describe(self)
 
+# %% ../../nbs/20b_network.ipynb #18e55342
 @patch
 def explanation_info(self: Network, rule) -> dict:
     """The Explanation's `info` under a resolved rule: the network, the output explained, the rule's parameters
