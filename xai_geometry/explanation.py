@@ -95,6 +95,7 @@ def _a(what: str) -> str: return f"an {what}" if what[0] in "aeiou" else f"a {wh
 
 _SEQUENCES = (list, tuple, range, np.ndarray, pd.Series, pd.Index)
 
+# %% ../nbs/08_explanation.ipynb #7f3df423
 def _positions(key, names, what: str, by_name=None) -> np.ndarray | int:
     """Positions along an axis from an int, a name, a slice, a boolean mask or a list of them (an int for a scalar).
     `names` is the axis's names, or its length when it has none (rows): then `by_name(key)` is the error a name raises."""
@@ -431,6 +432,7 @@ def _plot_bars(ax, names, vals, title, xlabel):
     ax.set_title(title, fontsize=10); ax.set_xlabel(xlabel)
     return ax
 
+# %% ../nbs/08_explanation.ipynb #283d4540
 class _Plotting:
     "A bar chart of one row's contributions, its base named by what it is (`base_kind`), or of the mean |contribution|."
     def plot(self,

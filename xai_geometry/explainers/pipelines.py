@@ -173,6 +173,17 @@ def _plain_rows(rc, X) -> np.ndarray | None:
     A = np.asarray(A, dtype=float)
     return None if np.isinf(A).any() else A
 
+# %% ../../nbs/08d_pipelines.ipynb #7a481c8c
+@patch
+def _check_finite(self: RawColumns, Z, name):
+    "NaN or infinity reaching the final model, reported in the raw column it came from."
+    bad = ~np.isfinite(Z).all(axis=0)
+    if not bad.any(): return
+    t = int(np.argmax(bad)); what = "NaN" if np.isnan(Z[:, t]).any() else "infinity"
+    raw = repr(self.raw_names[self.origin[t]]) if self.traceable else f"{t} (position) of the transformed rows"
+    raise ValueError(f"{name} contains {what} in column {raw}, which the steps before {type(self.final).__name__} "
+                     f"pass on to it: impute it (a SimpleImputer step) or drop those rows")
+
 # %% ../../nbs/08d_pipelines.ipynb #5bea2bd2
 @patch
 def transform(self: RawColumns, X, name: str = "X"):
@@ -198,16 +209,6 @@ def checked_transform(self: RawColumns, X, name: str = "X"):
     self._check_finite(Z, name)
     names = getattr(self.final, "feature_names_in_", None)
     return R, (pd.DataFrame(Z, columns=names, index=getattr(X, "index", None)) if names is not None else Z)
-
-@patch
-def _check_finite(self: RawColumns, Z, name):
-    "NaN or infinity reaching the final model, reported in the raw column it came from."
-    bad = ~np.isfinite(Z).all(axis=0)
-    if not bad.any(): return
-    t = int(np.argmax(bad)); what = "NaN" if np.isnan(Z[:, t]).any() else "infinity"
-    raw = repr(self.raw_names[self.origin[t]]) if self.traceable else f"{t} (position) of the transformed rows"
-    raise ValueError(f"{name} contains {what} in column {raw}, which the steps before {type(self.final).__name__} "
-                     f"pass on to it: impute it (a SimpleImputer step) or drop those rows")
 
 # %% ../../nbs/08d_pipelines.ipynb #6ca5ce67
 @patch

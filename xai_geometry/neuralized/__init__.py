@@ -25,6 +25,7 @@ from .kmeans import NeuralizedKMeans
 from .models import NETWORKS, NeuralizedPipeline, base_values, explain, network_class, neuralize, supports
 from ..explainers.flipping import ConditionalKDEInpainter, aufc, flipping_curve
 
+# %% ../../nbs/B_neuralized.ipynb #93e312a0
 # the baselines and the flipping evaluation live on the explainers' floor; their former paths name the same modules
 sys.modules[__name__ + ".attribution"], sys.modules[__name__ + ".flipping"] = attribution, flipping
 
