@@ -16,6 +16,7 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings, strategies as st
 from sklearn.datasets import make_classification
+from sklearn.decomposition import PCA
 from sklearn.exceptions import NotFittedError
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.neighbors import KNeighborsClassifier
@@ -24,7 +25,7 @@ from sklearn.preprocessing import MinMaxScaler, StandardScaler
 from sklearn.svm import SVC, SVR
 
 from xai_geometry.neuralized import (NeuralizedKernelRegression, NeuralizedKNN, NeuralizedMulticlassSVM,
-                                     NeuralizedPipeline, NeuralizedSVM, explain, neuralize)
+                                     NeuralizedSVM, explain, neuralize)
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -249,13 +250,21 @@ def test_unfitted_or_unsupported_models(model, match):
         explain(model, X)
 
 
-@pytest.mark.parametrize("steps,name", [((MinMaxScaler(clip=True), SVC()), "minmaxscaler"),
+@pytest.mark.parametrize("steps,name", [((PCA(2), SVC()), "pca"),
                                         ((StandardScaler(), KNeighborsClassifier(4)), "kneighborsclassifier")])
 def test_pipeline_steps_named(steps, name):
     pipe = make_pipeline(*steps).fit(X, y)
     with pytest.raises(ACCEPTED) as e:
-        NeuralizedPipeline(pipe)
+        neuralize(pipe)
     assert name in str(e.value) or "odd" in str(e.value), e.value
+
+
+def test_a_clipping_scaler_goes_through_the_adapter():
+    # each clipped column still comes from one raw column: the network's law holds at the clipped point t(x)
+    pipe = make_pipeline(MinMaxScaler(clip=True), SVC()).fit(X, y)
+    Q = X[:30] * 3
+    e = explain(pipe, Q)
+    np.testing.assert_allclose(e.total, neuralize(pipe[-1]).decision_function(pipe[0].transform(Q)), rtol=1e-9, atol=1e-9)
 
 
 # ---------------------------------------------------------------- property tests

@@ -10,7 +10,7 @@ from sklearn.svm import SVC
 
 from xai_geometry.explainers.baselines import explained_model
 from xai_geometry.methods.agnostic import _outputs
-from xai_geometry.neuralized.models import NeuralizedPipeline
+from xai_geometry.neuralized.models import neuralize
 from xai_geometry.reading import model_output, read_model, step_kind
 from xai_geometry.validation import check_per_feature_step
 
@@ -57,7 +57,7 @@ def test_the_identity_function_transformer_is_passthrough_for_every_reader():
     assert step_kind(ident) == "passthrough"
     check_per_feature_step("identity", ident)                       # no error
     pipe = make_pipeline(ident, StandardScaler(), SVC()).fit(X, y)
-    net = NeuralizedPipeline(pipe)
+    net = neuralize(pipe)                                           # through the one pipeline adapter
     assert np.array_equal(np.sign(net.decision_function(X)), np.sign(pipe.decision_function(X)))
     assert read_model(pipe).affine
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass, field, replace
 from numbers import Integral
+from typing import Callable, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -15,8 +16,8 @@ import pandas as pd
 from .validation import Interval, StrOptions, check_params, warn_deprecated
 
 # %% auto #0
-__all__ = ['OUTPUTS', 'DEPRECATED_OUTPUTS', 'BASE_KINDS', 'check_output', 'background_sample', 'UnknownNameError',
-           'BaseValueWarning', 'Explanation', 'output_text', 'class_explanation']
+__all__ = ['OUTPUTS', 'DEPRECATED_OUTPUTS', 'BASE_KINDS', 'check_output', 'background_sample', 'UnknownNameError', 'patch',
+           'LazyRows', 'BaseValueWarning', 'Explanation', 'output_text', 'class_explanation']
 
 # %% ../nbs/08_explanation.ipynb #ea8216f5
 OUTPUTS = {   # the quantities an explanation can add up to, one name each, the same in every part
@@ -94,6 +95,7 @@ def _a(what: str) -> str: return f"an {what}" if what[0] in "aeiou" else f"a {wh
 
 _SEQUENCES = (list, tuple, range, np.ndarray, pd.Series, pd.Index)
 
+# %% ../nbs/08_explanation.ipynb #7f3df423
 def _positions(key, names, what: str, by_name=None) -> np.ndarray | int:
     """Positions along an axis from an int, a name, a slice, a boolean mask or a list of them (an int for a scalar).
     `names` is the axis's names, or its length when it has none (rows): then `by_name(key)` is the error a name raises."""
@@ -171,6 +173,33 @@ def _base_label(kind: str | None, info: dict) -> str:
     if kind == "reference" and str(info.get("base") or "").startswith("f("): return str(info["base"])
     return BASE_KINDS.get(kind, "base")
 
+# %% ../nbs/08_explanation.ipynb #4795a49c
+def patch(f=None, *, as_prop: bool = False, cls_method: bool = False):
+    "Attach `f` to the class named by its first argument's annotation (`self: Cls` or `cls: Cls`) and return it."
+    if f is None: return lambda g: patch(g, as_prop=as_prop, cls_method=cls_method)
+    first = f.__code__.co_varnames[0]
+    ann = f.__annotations__[first]
+    cls = f.__globals__[ann] if isinstance(ann, str) else ann
+    f.__qualname__ = f"{cls.__name__}.{f.__name__}"
+    setattr(cls, f.__name__, property(f) if as_prop else classmethod(f) if cls_method else f)
+    return f
+
+# %% ../nbs/08_explanation.ipynb #5f0947fc
+class LazyRows(NamedTuple):
+    "The explained rows, to be built on first access: `build(*args)` gives the DataFrame; `shape` (n, M) is known at once."
+    build: Callable      # a module-level function (an explanation stays picklable)
+    args: tuple          # its arguments: the checked rows, their names, their index, ...
+    shape: tuple         # (n, M)
+
+def _get_data(self):
+    d = self.__dict__.get("_data")
+    if isinstance(d, LazyRows):                       # built once, matched to the names as a given frame would be
+        d = self.__dict__["_data"] = _match_data(d.build(*d.args), tuple(self.feature_names), True)
+    return d
+
+def _set_data(self, d): self.__dict__["_data"] = d
+
+
 # %% ../nbs/08_explanation.ipynb #f0114f8d
 @dataclass(eq=False, repr=False)
 class _Record:
@@ -198,32 +227,22 @@ class _Record:
         except ValueError: raise ValueError(f"base_values of shape {b.shape} do not fit values of shape {v.shape}") from None
         if not np.isfinite(b).all(): raise ValueError("base_values contain NaN or infinity")
         given = self.feature_names is not None
-        if not given and isinstance(self.data, pd.DataFrame): self.feature_names = list(self.data.columns)
+        data = self.__dict__.get("_data")                              # as given: a LazyRows stays unbuilt
+        if not given and isinstance(data, pd.DataFrame): self.feature_names = list(data.columns)
         self.feature_names = _names(self.feature_names, M, "feature_names", "x")
         if v.ndim == 3: self.output_names = _names(self.output_names, v.shape[2], "output_names", "y")
         elif self.output_names is not None: raise ValueError("output_names is only for 3-d values (n, M, K)")
-        if self.data is not None:
-            d = self.data if isinstance(self.data, pd.DataFrame) else pd.DataFrame(np.asarray(self.data))
+        if isinstance(data, LazyRows):
+            if data.shape != (n, M): raise ValueError(f"data has shape {data.shape}, values {v.shape}")
+        elif data is not None:
+            d = data if isinstance(data, pd.DataFrame) else pd.DataFrame(np.asarray(data))
             if d.shape != (n, M): raise ValueError(f"data has shape {d.shape}, values {v.shape}")
             self.data = _match_data(d, self.feature_names, given)
         self.values, self.base_values, self.interactions = v, b, _interactions(self.interactions, (n, M) + v.shape[1:])
         _base_kind(self.info, self.method)                                    # a wrong info["base_kind"] is refused here
         self._check_precision()
 
-    @classmethod
-    def _checked(cls, *, values: np.ndarray, base_values: np.ndarray, data: pd.DataFrame, feature_names: tuple,
-                 output: str = "", method: str = "", info: dict | None = None) -> "Explanation":
-        """An explanation of one output whose maker has checked what `__post_init__` checks: `values` a finite float64
-        (n, M) array, `base_values` a finite float64 (n,) array, `data` a DataFrame whose columns are `feature_names`
-        (a tuple of M strings), and float64's precision of their sum. For a serving path (an `Explainer` of a naive
-        Bayes), where those passes over the values cost as much as computing them."""
-        e = object.__new__(cls)
-        e.values, e.base_values, e.data, e.feature_names = values, base_values, data, feature_names
-        e.output_names, e.output, e.method, e.info, e.interactions = None, output, method, {} if info is None else info, None
-        return e
-
-    def _check_precision(self):
-        "Warn when float64 cannot add the values up: their sum is known only to a rounding error above 1e-3 (relative to it, or absolute)."
+    def _check_precision(self):   # float64 cannot add the values up: their sum known only to a rounding error above 1e-3
         mag = np.abs(self.values).sum(axis=1) + np.abs(self.base_values)
         bound = mag * (self.values.shape[1] + 1) * np.finfo(float).eps          # the rounding error of the sum, at most
         total = np.abs(self.total)
@@ -236,21 +255,47 @@ class _Record:
                           "near 0, or features far beyond the training scale)", RuntimeWarning, stacklevel=3)
 
     @property
-    def shape(self) -> tuple: return self.values.shape
-    @property
-    def n_outputs(self) -> int: return 1 if self.values.ndim == 2 else self.values.shape[2]
-    def __len__(self) -> int: return self.values.shape[0]
-    @property
     def total(self) -> np.ndarray:
         "(n,) or (n, K): the values summed over the features plus the base value — the explained output."
         return self.values.sum(axis=1) + self.base_values
-    def _one_output(self) -> str:
-        if "class" in self.info: return f", class {self.info['class']!r} ({self.output})" if self.output else f", class {self.info['class']!r}"
-        return f" ({self.output})" if self.output else ""
-    @property
-    def base_kind(self) -> str | None:
-        "What the base value is: 'expectation', 'reference' or 'root' (`BASE_KINDS`), None when no field says."
-        return _base_kind(self.info, self.method)
+
+_Record.data = property(_get_data, _set_data, doc="the explained rows (n, M) as a DataFrame (built on first access)")
+
+# %% ../nbs/08_explanation.ipynb #0c1f0d9d
+@patch(cls_method=True)
+def _checked(cls: _Record, *, values: np.ndarray, base_values: np.ndarray, data: pd.DataFrame, feature_names: tuple,
+             output: str = "", method: str = "", info: dict | None = None, output_names: tuple | None = None,
+             precision: bool = False) -> "Explanation":
+    """An explanation whose maker has checked what `__post_init__` checks: `values` a finite float64 (n, M) array
+    (or (n, M, K) with `output_names`, a tuple of K strings), `base_values` a finite float64 (n,) (or (n, K))
+    array, `data` a DataFrame whose columns are `feature_names` (a tuple of M strings), or `LazyRows` of that
+    shape, or None, and — unless `precision` asks for the check here — float64's precision of their sum. For a
+    serving path (an `Explainer` of a naive Bayes, part B's prepared networks), where those passes over the values
+    cost as much as computing them."""
+    e = object.__new__(cls)
+    e.values, e.base_values, e.data, e.feature_names = values, base_values, data, feature_names
+    e.output_names, e.output, e.method, e.info, e.interactions = output_names, output, method, {} if info is None else info, None
+    if precision: e._check_precision()
+    return e
+
+@patch(as_prop=True)
+def shape(self: _Record) -> tuple: return self.values.shape
+
+@patch(as_prop=True)
+def n_outputs(self: _Record) -> int: return 1 if self.values.ndim == 2 else self.values.shape[2]
+
+@patch
+def __len__(self: _Record) -> int: return self.values.shape[0]
+
+@patch
+def _one_output(self: _Record) -> str:
+    if "class" in self.info: return f", class {self.info['class']!r} ({self.output})" if self.output else f", class {self.info['class']!r}"
+    return f" ({self.output})" if self.output else ""
+
+@patch(as_prop=True)
+def base_kind(self: _Record) -> str | None:
+    "What the base value is: 'expectation', 'reference' or 'root' (`BASE_KINDS`), None when no field says."
+    return _base_kind(self.info, self.method)
 
 # %% ../nbs/08_explanation.ipynb #8ee7336f
 class _Additivity:
@@ -326,21 +371,24 @@ class _Selecting:
         "Whether `key` names the class a binary classifier's (n, M) explanation is of (`info['class']`)."
         return "class" in self.info and isinstance(key, str) and key == str(self.info["class"])
 
-    def _output_index(self, output) -> int:
-        if self.values.ndim == 2:
-            raise ValueError(f"this explanation has a single output ({self.output or 'values (n, M)'}); output= selects "
-                             "one of the K outputs of an (n, M, K) explanation")
-        if isinstance(output, (bool, np.bool_)) or not isinstance(output, (int, np.integer, str)):
-            raise TypeError(f"an output is chosen by position (0..{self.n_outputs - 1}) or name, got {output!r}; "
-                            f"outputs: {list(self.output_names)}")
-        return _positions(output, self.output_names, "output")
+# %% ../nbs/08_explanation.ipynb #c1f42cf3
+@patch
+def _output_index(self: _Selecting, output) -> int:
+    if self.values.ndim == 2:
+        raise ValueError(f"this explanation has a single output ({self.output or 'values (n, M)'}); output= selects "
+                         "one of the K outputs of an (n, M, K) explanation")
+    if isinstance(output, (bool, np.bool_)) or not isinstance(output, (int, np.integer, str)):
+        raise TypeError(f"an output is chosen by position (0..{self.n_outputs - 1}) or name, got {output!r}; "
+                        f"outputs: {list(self.output_names)}")
+    return _positions(output, self.output_names, "output")
 
-    def select_output(self, output) -> "Explanation":
-        "The (n, M) explanation of one output of a 3-d explanation (by position or name)."
-        k = self._output_index(output)
-        return replace(self, values=self.values[:, :, k], base_values=self.base_values[:, k], output_names=None,
-                       interactions=None if self.interactions is None else self.interactions[..., k],
-                       output=f"{self.output} [{self.output_names[k]}]", info=dict(self.info))
+@patch
+def select_output(self: _Selecting, output) -> "Explanation":
+    "The (n, M) explanation of one output of a 3-d explanation (by position or name)."
+    k = self._output_index(output)
+    return replace(self, values=self.values[:, :, k], base_values=self.base_values[:, k], output_names=None,
+                   interactions=None if self.interactions is None else self.interactions[..., k],
+                   output=f"{self.output} [{self.output_names[k]}]", info=dict(self.info))
 
 # %% ../nbs/08_explanation.ipynb #b96cb84f
 class _Frames:
@@ -384,6 +432,7 @@ def _plot_bars(ax, names, vals, title, xlabel):
     ax.set_title(title, fontsize=10); ax.set_xlabel(xlabel)
     return ax
 
+# %% ../nbs/08_explanation.ipynb #283d4540
 class _Plotting:
     "A bar chart of one row's contributions, its base named by what it is (`base_kind`), or of the mean |contribution|."
     def plot(self,
@@ -439,6 +488,7 @@ def _base_warning(e) -> str | None:
     return (f"shap's plots print 'E[f(X)]' under the base value, but this explanation's base is {_base_label(kind, e.info)}: "
             f"{_BASE_MEANING[kind]}. Its waterfall with the base named as it is: e.waterfall(row)")
 
+# %% ../nbs/08_explanation.ipynb #2547e62d
 class _ShapBridge:
     "The explanation as shap's own record (`to_shap`), and shap's waterfall with the base named as it is (`waterfall`)."
     def to_shap(self, output=None):
@@ -466,24 +516,26 @@ class _ShapBridge:
                                 feature_names=list(e.feature_names),
                                 output_names=None if e.output_names is None else list(e.output_names))
 
-    def waterfall(self, row: int = 0, output=None, max_display: int = 10):
-        """shap's waterfall plot of one row (of one output, `output=`, for an (n, M, K) explanation), with its base
-        named by what it is (`base_kind`: E[f(X)], root + gap, f(reference)) where shap prints E[f(X)]. Returns shap's Axes."""
-        import matplotlib.ticker as mticker
-        e = self if output is None else self.select_output(output)
-        i = _positions(row, len(e), "row", by_name=e._row_name)
-        if not isinstance(i, int): raise IndexError(f"waterfall draws one row: row is a position, got {row!r}")
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", BaseValueWarning)      # the label is put right below
-            se = e.to_shap()
-        import shap
-        ax = shap.plots.waterfall(se[i], max_display=max_display, show=False)
-        label = _base_label(e.base_kind, e.info)
-        for a in ax.figure.axes:          # shap's two ticks under the base, "$E[f(X)]$" and "$ = value$": one, named
-            texts = [t.get_text() for t in a.get_xticklabels()]
-            if len(texts) == 2 and texts[0] == "\n$E[f(X)]$":
-                a.xaxis.set_major_formatter(mticker.FixedFormatter([f"\n{label} {texts[1].strip()}", ""]))
-        return ax
+# %% ../nbs/08_explanation.ipynb #e82ea74e
+@patch
+def waterfall(self: _ShapBridge, row: int = 0, output=None, max_display: int = 10):
+    """shap's waterfall plot of one row (of one output, `output=`, for an (n, M, K) explanation), with its base
+    named by what it is (`base_kind`: E[f(X)], root + gap, f(reference)) where shap prints E[f(X)]. Returns shap's Axes."""
+    import matplotlib.ticker as mticker
+    e = self if output is None else self.select_output(output)
+    i = _positions(row, len(e), "row", by_name=e._row_name)
+    if not isinstance(i, int): raise IndexError(f"waterfall draws one row: row is a position, got {row!r}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BaseValueWarning)      # the label is put right below
+        se = e.to_shap()
+    import shap
+    ax = shap.plots.waterfall(se[i], max_display=max_display, show=False)
+    label = _base_label(e.base_kind, e.info)
+    for a in ax.figure.axes:          # shap's two ticks under the base, "$E[f(X)]$" and "$ = value$": one, named
+        texts = [t.get_text() for t in a.get_xticklabels()]
+        if len(texts) == 2 and texts[0] == "\n$E[f(X)]$":
+            a.xaxis.set_major_formatter(mticker.FixedFormatter([f"\n{label} {texts[1].strip()}", ""]))
+    return ax
 
 # %% ../nbs/08_explanation.ipynb #4630858a
 @dataclass(eq=False, repr=False)

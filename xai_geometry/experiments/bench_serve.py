@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 # %% auto #0
-__all__ = ['GNB_FIT_ROWS', 'GNB_NONPARAMETRIC_ROWS', 'serving_models', 'gnb_models', 'bench']
+__all__ = ['GNB_FIT_ROWS', 'GNB_NONPARAMETRIC_ROWS', 'serving_models', 'module_changes', 'gnb_models', 'bench']
 
 # %% ../../nbs/43b_bench_serve.ipynb #2950b932
 def serving_models(quick: bool = False) -> dict:
@@ -59,6 +59,31 @@ def _shap_seconds(f, background, row, repeats: int) -> float:
         t0 = time.perf_counter(); explainer(row); ts.append(time.perf_counter() - t0)
     return statistics.median(ts)
 
+# %% ../../nbs/43b_bench_serve.ipynb #83608ec9
+def module_changes(f,                          # a call with no argument, e.g. lambda: explainer(row)
+                   package: str = "xai_geometry",  # the package whose modules are told apart
+                  ) -> tuple[int, list]:
+    """(how many times one call `f()` changes module inside `package`, the changes as (caller module, callee module,
+    function) in call order): the 'call' events of `sys.setprofile` whose callee's code lives in another file of the
+    package than the nearest calling frame of the package (frames outside it are skipped; `f`'s own frame and this
+    function's are not callers: a lambda written in a module of the package counts as the caller's)."""
+    import importlib, sys
+    root = str(Path(importlib.import_module(package).__file__).parent) + os.sep
+    outside = {sys._getframe()}                 # this frame, then f's own: where the call comes from
+    changes = []
+    def seen(frame, event, arg):
+        if event != "call": return
+        if len(outside) == 1: outside.add(frame); return                       # the first call is f itself
+        if not frame.f_code.co_filename.startswith(root): return
+        caller = frame.f_back
+        while caller is not None and caller not in outside and not caller.f_code.co_filename.startswith(root): caller = caller.f_back
+        if caller is None or caller in outside or caller.f_code.co_filename == frame.f_code.co_filename: return
+        changes.append((caller.f_code.co_filename[len(root):], frame.f_code.co_filename[len(root):], frame.f_code.co_name))
+    old = sys.getprofile(); sys.setprofile(seen)
+    try: f()
+    finally: sys.setprofile(old)
+    return len(changes), changes
+
 # %% ../../nbs/43b_bench_serve.ipynb #c43bg001
 GNB_FIT_ROWS = 2_000   # wines the generalized naive Bayes models are fitted on
 GNB_NONPARAMETRIC_ROWS = 500   # rows of the nonparametric batch (its prediction alone costs seconds)
@@ -73,6 +98,7 @@ def gnb_models(X, y) -> dict:
     return {"gnb": {dep: GeneralizedNaiveBayes(dependence=dep).fit(X.iloc[fit], y[fit]) for dep in deps},
             "background": background_sample(X.iloc[fit], n_samples=100, random_state=0)}
 
+# %% ../../nbs/43b_bench_serve.ipynb #a1f08534
 def _gnb_cases(X, y, batch, row, quick: bool) -> list:
     """The GNB rows of the table: per dependence, the batch (20,000 rows; nonparametric 500) and one row, through
     `Explainer(gnb, background=B)`; the values against the averaging over the background rows (the reference of
@@ -97,24 +123,16 @@ def _gnb_cases(X, y, batch, row, quick: bool) -> list:
              np.nan if dep == "nonparametric" else 1.5, (lambda m=model: xg.explain(m, row, background=B)), None, diff, 1e-8)]
     return cases
 
-# %% ../../nbs/43b_bench_serve.ipynb #ae7e7fd8
-def bench(out_dir: Path,  # where bench_serve.csv goes
-          repeats: int = 7,  # timed runs of each case (medians reported)
-          quick: bool = False,  # 2,000 rows in the batches, three runs (a smoke test)
-          progress: bool = True,  # print each case
-         ) -> pd.DataFrame:
-    """Time every case of the table above in one run: the explanation and the model's own call alternately, the
-    median of `repeats` runs of each, their ratio and the target; the one-call door (`xai_geometry.explain`) and
-    shap's `Explainer` on the same row; the values of the `Explainer` against the part's explain function (max
-    |difference|). Writes bench_serve.csv into out_dir and returns it."""
+# %% ../../nbs/43b_bench_serve.ipynb #1e93b1d4
+def _exact_cases(m: dict) -> list:
+    """The naive Bayes and SVM rows of the table (`serving_models`' models): (case, model, rows, the explanation,
+    the peer's name, the peer, target, the one-call door, shap's function or None, max |difference| of the values
+    against the part's own layers, tolerance)."""
     import xai_geometry as xg
     from xai_geometry.naive_bayes.shapley import shapley_values
     from xai_geometry.neuralized import neuralize
-    repeats = 3 if quick else repeats
-    m = serving_models(quick)
     batch, row, nb, svc = m["batch"], m["row"], m["nb"], m["svc"]
     E_nb, E_svc = xg.Explainer(nb), xg.Explainer(svc)
-    background = m["X"].sample(100, random_state=0)
     n_sv = int(svc[-1].support_vectors_.shape[0])
     svc_batch = batch.iloc[:5_000]
     # the values: the Explainer against the part's own layers (the terms, the network's relevance)
@@ -126,25 +144,46 @@ def bench(out_dir: Path,  # where bench_serve.csv goes
         ("naive Bayes, one row", "GaussianNB", 1, lambda: E_nb(row), "predict_proba", lambda: nb.predict_proba(row), 1.5,
          lambda: xg.explain(nb, row), (lambda Z: nb.predict_proba(pd.DataFrame(Z, columns=row.columns))[:, 1]), d_nb),
         ("SVM, one row", f"StandardScaler + SVC ({n_sv} support vectors)", 1, lambda: E_svc(row), "decision_function",
-         lambda: svc.decision_function(row), 1.5, lambda: xg.explain(svc, row),
+         lambda: svc.decision_function(row), 0.35, lambda: xg.explain(svc, row),
          (lambda Z: svc.decision_function(pd.DataFrame(Z, columns=row.columns))), d_svc),
         ("SVM, batch", f"StandardScaler + SVC ({n_sv} support vectors)", len(svc_batch), lambda: E_svc(svc_batch),
          "decision_function", lambda: svc.decision_function(svc_batch), 1.0, lambda: xg.explain(svc, svc_batch), None, d_svc),
     ]
-    cases = [c + (1e-12,) for c in cases] + _gnb_cases(m["X"], m["y"], batch, row, quick)
+    return [c + (1e-12,) for c in cases]
+
+# %% ../../nbs/43b_bench_serve.ipynb #9e11b614
+def _measure(case: tuple, repeats: int, background, row) -> dict:
+    "One row of the table: the case timed against its peer, the door and shap, its module changes and its values' check."
+    case, model, n, f, peer, g, target, door, shap_f, diff, tol = case
+    inner = 50 if n == 1 else 1
+    t_explain, t_peer = _median_pair(f, g, repeats, inner)
+    t_door, _ = _median_pair(door, g, max(1, repeats // 2), 1 if "nonparametric" in case else inner)
+    t_shap = _shap_seconds(shap_f, background, row, max(1, repeats // 2)) if shap_f is not None else np.nan
+    changes = module_changes(f)[0] if n == 1 or case == "SVM, batch" else np.nan   # (a count: deterministic)
+    return dict(case=case, model=model, rows=n, explainer_s=t_explain, peer=peer, peer_s=t_peer, module_changes=changes,
+                ratio=t_explain / t_peer, target=target, meets=bool(t_explain / t_peer <= target) if target == target else None,
+                explain_s=t_door, shap_s=t_shap, shap_ratio=t_shap / t_peer, max_abs_diff=diff, tolerance=tol, repeats=repeats,
+                load_average=os.getloadavg()[0] if hasattr(os, "getloadavg") else np.nan, cores=os.cpu_count())
+
+# %% ../../nbs/43b_bench_serve.ipynb #ae7e7fd8
+def bench(out_dir: Path,  # where bench_serve.csv goes
+          repeats: int = 7,  # timed runs of each case (medians reported)
+          quick: bool = False,  # 2,000 rows in the batches, three runs (a smoke test)
+          progress: bool = True,  # print each case
+         ) -> pd.DataFrame:
+    """Time every case of the table above in one run (`_measure`): the explanation and the model's own call
+    alternately, the median of `repeats` runs of each, their ratio and the target; the module changes of one call
+    (`module_changes`, one-row cases and the SVM batch); the one-call door (`xai_geometry.explain`) and shap's
+    `Explainer` on the same row; the values of the `Explainer` against the part's explain function (max |difference|).
+    Writes bench_serve.csv into out_dir and returns it."""
+    repeats = 3 if quick else repeats
+    m = serving_models(quick)
+    background = m["X"].sample(100, random_state=0)
     out = []
-    for case, model, n, f, peer, g, target, door, shap_f, diff, tol in cases:
-        inner = 50 if n == 1 else 1
-        t_explain, t_peer = _median_pair(f, g, repeats, inner)
-        t_door, _ = _median_pair(door, g, max(1, repeats // 2), 1 if "nonparametric" in case else inner)
-        t_shap = _shap_seconds(shap_f, background, row, max(1, repeats // 2)) if shap_f is not None else np.nan
-        r = dict(case=case, model=model, rows=n, explainer_s=t_explain, peer=peer, peer_s=t_peer,
-                 ratio=t_explain / t_peer, target=target, meets=bool(t_explain / t_peer <= target) if target == target else None,
-                 explain_s=t_door, shap_s=t_shap, shap_ratio=t_shap / t_peer, max_abs_diff=diff, tolerance=tol, repeats=repeats,
-                 load_average=os.getloadavg()[0] if hasattr(os, "getloadavg") else np.nan, cores=os.cpu_count())
-        out.append(r)
-        if progress: print(f"{case}: {t_explain * 1e3:.3f} ms against {peer} {t_peer * 1e3:.3f} ms, ratio {r['ratio']:.2f} "
-                           + (f"(target <= {target:g})" if target == target else "(no target)"), flush=True)
+    for c in _exact_cases(m) + _gnb_cases(m["X"], m["y"], m["batch"], m["row"], quick):
+        r = _measure(c, repeats, background, m["row"]); out.append(r)
+        if progress: print(f"{r['case']}: {r['explainer_s'] * 1e3:.3f} ms against {r['peer']} {r['peer_s'] * 1e3:.3f} ms, "
+                           f"ratio {r['ratio']:.2f} " + (f"(target <= {r['target']:g})" if r['target'] == r['target'] else "(no target)"), flush=True)
     table = pd.DataFrame(out)
     out_dir = Path(out_dir); out_dir.mkdir(parents=True, exist_ok=True)
     table.to_csv(out_dir / "bench_serve.csv", index=False, float_format="%.6g")

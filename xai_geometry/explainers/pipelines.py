@@ -8,10 +8,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
+from ..explanation import patch
 from sklearn.utils.validation import check_is_fitted
 
 from ..reading import STEP_KINDS, step_kind
-from ..validation import AFFINE_STEPS, check_features, is_passthrough
+from ..validation import AFFINE_STEPS, check_features, column_names, is_passthrough
 
 # %% auto #0
 __all__ = ['ONE_TO_ONE', 'PER_COLUMN', 'column_origin', 'scaler_arithmetic', 'RawColumns']
@@ -26,6 +27,7 @@ def _mixes(name: str, kind: str) -> ValueError:
                       f"whole pipeline on its raw columns with a model-agnostic method (method='kernel_shap', "
                       f"'occlusion', ...) (the steps traced to raw columns are {', '.join(PER_COLUMN)} and 'passthrough')")
 
+# %% ../../nbs/08d_pipelines.ipynb #2704510d
 def column_origin(step,  # a fitted per-column transformer (see PER_COLUMN), 'passthrough', or a Pipeline of them
                   n_in: int,  # the number of columns it takes
                   name: str = "step",  # its name, for messages
@@ -93,7 +95,7 @@ def scaler_arithmetic(step):
         return Z
     return centre_scale
 
-# %% ../../nbs/08d_pipelines.ipynb #5a26bf07
+# %% ../../nbs/08d_pipelines.ipynb #475f5e34
 class RawColumns:
     """The steps of a fitted `Pipeline` (all but the last) as a map from raw rows to the final estimator's input,
     with `origin` (the raw column of each transformed column; None if a step mixes columns) and `to_raw`, which
@@ -112,7 +114,7 @@ class RawColumns:
         self.n_raw, self.n_features_in_ = int(n_in), int(n_in)
         names = getattr(pipeline, "feature_names_in_", None)
         if names is not None: self.feature_names_in_ = names
-        self.raw_names = [str(c) for c in names] if names is not None else [f"x{j}" for j in range(self.n_raw)]
+        self.raw_names = column_names(self.n_raw, names)
         self.origin, self.stopped_by = np.arange(self.n_raw), None
         try:
             for n, s in self.steps: self.origin = self.origin[column_origin(s, len(self.origin), n)]
@@ -128,68 +130,102 @@ class RawColumns:
         self.affine = self._arithmetic is not None          # scalers only: one column each, affine
         self._named = pipeline if hasattr(pipeline, "n_features_in_") else self   # what messages name: the Pipeline
 
-    def check(self, X, name: str = "X"):
-        "Raw rows checked against the pipeline's columns (matched by name; rows, shape), as the pipeline takes them."
-        R = check_features(self._named, X, reset=False, numeric=False, allow_nan=True, name=name)
-        if not isinstance(X, pd.DataFrame) and not hasattr(self, "feature_names_in_"):
-            numeric = all(pd.api.types.is_numeric_dtype(t) for t in R.infer_objects().dtypes)
-            R = np.ascontiguousarray(R.to_numpy(dtype=float) if numeric else R.to_numpy())   # C order: the floats of the steps' own transform
-        return R
+# %% ../../nbs/08d_pipelines.ipynb #5a9179c4
+@patch
+def check(self: RawColumns, X, name: str = "X"):
+    "Raw rows checked against the pipeline's columns (matched by name; rows, shape), as the pipeline takes them."
+    R = check_features(self._named, X, reset=False, numeric=False, allow_nan=True, name=name)
+    if not isinstance(X, pd.DataFrame) and not hasattr(self, "feature_names_in_"):
+        numeric = all(pd.api.types.is_numeric_dtype(t) for t in R.infer_objects().dtypes)
+        R = np.ascontiguousarray(R.to_numpy(dtype=float) if numeric else R.to_numpy())   # C order: the floats of the steps' own transform
+    return R
 
-    def through(self, X, name: str = "X"):
-        """Raw rows X, checked as the pipeline takes them (matched by name), through the steps in the steps' own output
-        types (no conversion to float: a naive Bayes at the end may read ordinal codes or categories), named as the
-        final estimator's columns when it has names. Part A's naive Bayes reads its rows through this."""
-        R = check_features(self._named, X, reset=False, numeric=False, allow_nan=True, name=name)
-        Z = R if hasattr(self, "feature_names_in_") else R.to_numpy()
+@patch
+def through(self: RawColumns, X, name: str = "X"):
+    """Raw rows X, checked as the pipeline takes them (matched by name), through the steps in the steps' own output
+    types (no conversion to float: a naive Bayes at the end may read ordinal codes or categories), named as the
+    final estimator's columns when it has names. Part A's naive Bayes reads its rows through this."""
+    R = check_features(self._named, X, reset=False, numeric=False, allow_nan=True, name=name)
+    Z = R if hasattr(self, "feature_names_in_") else R.to_numpy()
+    for _, s in self.steps: Z = s.transform(Z)
+    names = getattr(self.final, "feature_names_in_", None)
+    if names is not None and not isinstance(Z, pd.DataFrame): Z = pd.DataFrame(np.asarray(Z), columns=list(names))
+    return Z
+
+# %% ../../nbs/08d_pipelines.ipynb #91ca3930
+def _plain_rows(rc, X) -> np.ndarray | None:
+    """The float rows of the plain case for the adapter `rc`, read without a second pass over the columns: a DataFrame
+    with exactly the fitted columns, in their order (the same columns object as the last call's is not compared
+    again: an Index cannot change), of numeric types that numpy holds as one array, or a 2-d numeric array of the
+    right width; at least one row, no infinity. None otherwise: `validation.check_features` then checks them (and
+    names what is wrong)."""
+    if isinstance(X, pd.DataFrame):
+        cols = X.columns
+        if cols is not rc.__dict__.get("_seen_columns"):
+            names = getattr(rc, "feature_names_in_", None)
+            if names is None or len(cols) != len(names) or list(cols) != list(names): return None
+            rc._seen_columns = cols
+        if len(X) == 0: return None
+        A = X.to_numpy()
+    elif isinstance(X, np.ndarray) and X.ndim == 2 and X.shape[0] and X.shape[1] == rc.n_raw: A = X
+    else: return None
+    if A.dtype.kind not in "fiub" or (A.dtype.kind == "b" and not isinstance(X, pd.DataFrame)): return None
+    A = np.asarray(A, dtype=float)
+    return None if np.isinf(A).any() else A
+
+# %% ../../nbs/08d_pipelines.ipynb #7a481c8c
+@patch
+def _check_finite(self: RawColumns, Z, name):
+    "NaN or infinity reaching the final model, reported in the raw column it came from."
+    bad = ~np.isfinite(Z).all(axis=0)
+    if not bad.any(): return
+    t = int(np.argmax(bad)); what = "NaN" if np.isnan(Z[:, t]).any() else "infinity"
+    raw = repr(self.raw_names[self.origin[t]]) if self.traceable else f"{t} (position) of the transformed rows"
+    raise ValueError(f"{name} contains {what} in column {raw}, which the steps before {type(self.final).__name__} "
+                     f"pass on to it: impute it (a SimpleImputer step) or drop those rows")
+
+# %% ../../nbs/08d_pipelines.ipynb #5bea2bd2
+@patch
+def transform(self: RawColumns, X, name: str = "X"):
+    "The final estimator's input for raw rows X (checked first), dense float, named if the model has names."
+    return self.checked_transform(X, name)[1]
+
+@patch
+def checked_transform(self: RawColumns, X, name: str = "X"):
+    "(the raw rows checked, the final estimator's input): one check serves the explanation's data and the model."
+    R = _plain_rows(self, X) if self._arithmetic is not None else None      # the plain case, read at once
+    numeric = R is not None or (isinstance(X, np.ndarray) and X.dtype.kind in "fiub") or (
+        isinstance(X, pd.DataFrame) and all(pd.api.types.is_numeric_dtype(t) and not isinstance(t, pd.CategoricalDtype) for t in X.dtypes))
+    if self._arithmetic is not None and numeric:      # scalers only: their arithmetic on the checked float rows
+        if R is None: R = check_features(self._named, X, reset=False, allow_nan=True, name=name)
+        Z = np.array(R, dtype=float)                  # (its memory order kept: the floats of part B's own path)
+        for f in self._arithmetic: Z = f(Z)
+    else:
+        R = self.check(X, name)
+        Z = R
         for _, s in self.steps: Z = s.transform(Z)
-        names = getattr(self.final, "feature_names_in_", None)
-        if names is not None and not isinstance(Z, pd.DataFrame): Z = pd.DataFrame(np.asarray(Z), columns=list(names))
-        return Z
+        if sp.issparse(Z): Z = Z.toarray()
+        Z = np.asarray(Z, dtype=float)
+    self._check_finite(Z, name)
+    names = getattr(self.final, "feature_names_in_", None)
+    return R, (pd.DataFrame(Z, columns=names, index=getattr(X, "index", None)) if names is not None else Z)
 
-    def transform(self, X, name: str = "X"):
-        "The final estimator's input for raw rows X (checked first), dense float, named if the model has names."
-        return self.checked_transform(X, name)[1]
+# %% ../../nbs/08d_pipelines.ipynb #6ca5ce67
+@patch
+def to_raw(self: RawColumns, values: np.ndarray) -> np.ndarray:
+    "Values (n, T[, K]) of the transformed columns summed per raw column: (n, M[, K]); a raw column no step uses gets 0."
+    if not self.traceable: raise ValueError(self.stopped_by)
+    V = np.asarray(values, dtype=float)
+    out = np.zeros((V.shape[0], self.n_raw) + V.shape[2:])
+    np.add.at(out, (slice(None), self.origin), V)
+    return out
 
-    def checked_transform(self, X, name: str = "X"):
-        "(the raw rows checked, the final estimator's input): one check serves the explanation's data and the model."
-        numeric = (isinstance(X, np.ndarray) and X.dtype.kind in "fiub") or (
-            isinstance(X, pd.DataFrame) and all(pd.api.types.is_numeric_dtype(t) and not isinstance(t, pd.CategoricalDtype) for t in X.dtypes))
-        if self._arithmetic is not None and numeric:      # scalers only: their arithmetic on the checked float rows
-            R = check_features(self._named, X, reset=False, allow_nan=True, name=name)
-            Z = np.array(R, dtype=float)                  # (its memory order kept: the floats of part B's own path)
-            for f in self._arithmetic: Z = f(Z)
-        else:
-            R = self.check(X, name)
-            Z = R
-            for _, s in self.steps: Z = s.transform(Z)
-            if sp.issparse(Z): Z = Z.toarray()
-            Z = np.asarray(Z, dtype=float)
-        self._check_finite(Z, name)
-        names = getattr(self.final, "feature_names_in_", None)
-        return R, (pd.DataFrame(Z, columns=names, index=getattr(X, "index", None)) if names is not None else Z)
+@patch
+def raw_rows(self: RawColumns, X) -> pd.DataFrame:
+    "The explained rows as given (a DataFrame keeps its columns, categories and index)."
+    return X.copy() if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X, dtype=object), columns=self.raw_names)
 
-    def _check_finite(self, Z, name):
-        "NaN or infinity reaching the final model, reported in the raw column it came from."
-        bad = ~np.isfinite(Z).all(axis=0)
-        if not bad.any(): return
-        t = int(np.argmax(bad)); what = "NaN" if np.isnan(Z[:, t]).any() else "infinity"
-        raw = repr(self.raw_names[self.origin[t]]) if self.traceable else f"{t} (position) of the transformed rows"
-        raise ValueError(f"{name} contains {what} in column {raw}, which the steps before {type(self.final).__name__} "
-                         f"pass on to it: impute it (a SimpleImputer step) or drop those rows")
-
-    def to_raw(self, values: np.ndarray) -> np.ndarray:
-        "Values (n, T[, K]) of the transformed columns summed per raw column: (n, M[, K]); a raw column no step uses gets 0."
-        if not self.traceable: raise ValueError(self.stopped_by)
-        V = np.asarray(values, dtype=float)
-        out = np.zeros((V.shape[0], self.n_raw) + V.shape[2:])
-        np.add.at(out, (slice(None), self.origin), V)
-        return out
-
-    def raw_rows(self, X) -> pd.DataFrame:
-        "The explained rows as given (a DataFrame keeps its columns, categories and index)."
-        return X.copy() if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X, dtype=object), columns=self.raw_names)
-
-    def describe(self) -> list:
-        "The steps, for an explanation's `info`."
-        return [f"{n} ({type(s).__name__})" for n, s in self.steps]
+@patch
+def describe(self: RawColumns) -> list:
+    "The steps, for an explanation's `info`."
+    return [f"{n} ({type(s).__name__})" for n, s in self.steps]

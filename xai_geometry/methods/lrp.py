@@ -21,6 +21,7 @@ def _lrp_covers(model) -> str | None:
     except (TypeError, ValueError, AttributeError) as e: return str(e)
     return f"part B has no network for {type(model).__name__}"
 
+# %% ../../nbs/48g_method_lrp.ipynb #b518782c
 class LRP(Exact):
     name, label, colour, additive = "lrp", "LRP", "black", True
     models = ("Gaussian SVC, NuSVC, SVR, NuSVR, KernelRidge; KNeighborsClassifier (uniform weights, odd k, euclidean or manhattan); "
@@ -43,3 +44,7 @@ class LRP(Exact):
         if output is not None: options["output"] = output
         return Prepared(model, **options)
 
+    @classmethod
+    def native(cls, pipe) -> bool:
+        "Every pipeline goes to `Prepared` as it is: it opens it with the pipeline adapter itself, once, at set-up."
+        return True

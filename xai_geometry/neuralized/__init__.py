@@ -20,11 +20,12 @@ from .multiclass import NeuralizedMulticlassSVM
 from .multiclass_knn import NeuralizedMulticlassKNN
 from .l1_knn import NeuralizedL1KNN
 from .manhattan_knn import NeuralizedManhattanKNN
-from .one_class import NeuralizedOneClassSVM
+from .one_class import NeuralizedOneClassSVM, StiffnessRule
 from .kmeans import NeuralizedKMeans
 from .models import NETWORKS, NeuralizedPipeline, base_values, explain, network_class, neuralize, supports
 from ..explainers.flipping import ConditionalKDEInpainter, aufc, flipping_curve
 
+# %% ../../nbs/B_neuralized.ipynb #93e312a0
 # the baselines and the flipping evaluation live on the explainers' floor; their former paths name the same modules
 sys.modules[__name__ + ".attribution"], sys.modules[__name__ + ".flipping"] = attribution, flipping
 
@@ -36,7 +37,7 @@ _EXPORTS = {
     "NeuralizedSVM": "svm", "SoftPoolNetwork": "svm", "NeuralizedKNN": "knn",
     "NeuralizedKernelRegression": "kernel_regression", "NeuralizedMulticlassSVM": "multiclass",
     "NeuralizedL1KNN": "l1_knn", "PoolingWeights": "lrp", "LRPTerms": "lrp",
-    "NeuralizedOneClassSVM": "one_class", "NeuralizedKMeans": "kmeans",
+    "NeuralizedOneClassSVM": "one_class", "StiffnessRule": "one_class", "NeuralizedKMeans": "kmeans",
     "flipping_curve": "flipping", "aufc": "flipping", "ConditionalKDEInpainter": "flipping",
     "heuristic_eta_svm": "lrp", "heuristic_beta_svm": "lrp", "heuristic_kappa_knn": "lrp",
     "heuristic_eta_knn": "lrp", "median_scale": "lrp",

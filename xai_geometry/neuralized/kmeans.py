@@ -11,10 +11,13 @@ from scipy.spatial.distance import cdist
 from scipy.special import softmax
 from sklearn.utils.validation import check_is_fitted
 
+from ..explanation import patch
+
 from ..explanation import Explanation
 from ..validation import check_params, check_points
-from .lrp import LRPTerms, NETWORK_OPTIONS, Float, blas_threads
-from .one_class import conserved_explanation
+from .lrp import LRPTerms
+from .network import Network
+from .one_class import StiffnessRule, check_conserved, network_explanation
 from .svm import check_finite_result, dense, feature_names_from
 
 # %% auto #0
@@ -39,7 +42,9 @@ def neon_relevance(centres: np.ndarray,  # (K, d) cluster centres μ_k
     """NEON relevance R (n, d), the logit f (n,) of each row's own cluster c (n,): with h_k = ‖x − μ_k‖² − ‖x − μ_c‖²
     = w_ck·x + b_ck, f = min_{k≠c} h_k, p = softmin_k(β h_k), q_k = p_k f/h_k ∈ [0, 1] and the midpoint terms
     (x − m_ck)_d w_ck,d = (μ_kd − μ_cd)(μ_kd + μ_cd − 2x_d), R_d = Σ_k q_k (μ_kd − μ_cd)(μ_kd + μ_cd − 2x_d), so
-    Σ_d R_d = f. Distances by `scipy.spatial.distance.cdist`, the sums over k as products with the centres (BLAS)."""
+    Σ_d R_d = f. Distances by `scipy.spatial.distance.cdist`, the sums over k as products with the centres (BLAS), all
+    in coordinates centred on the mean centre (R and f do not move with the origin; their rounding does)."""
+    origin = centres.mean(axis=0); centres = centres - origin; X = X - origin
     n, d = X.shape; K = len(centres); M2 = centres * centres
     R = np.empty((n, d)); f = np.empty(n); c = np.empty(n, dtype=np.intp)
     step = chunk_size or max(1, (1 << 20) // K)
@@ -58,14 +63,28 @@ def neon_relevance(centres: np.ndarray,  # (K, d) cluster centres μ_k
         f[s:s + step], c[s:s + step] = fb, cb
     return R, f, c
 
-# %% ../../nbs/23b_kmeans.ipynb #54feba20
-class NeuralizedKMeans:
+# %% ../../nbs/23b_kmeans.ipynb #71a5f476
+def _centres_beta(centres: np.ndarray) -> float | None:
+    """`heuristic_beta_kmeans` over the distinct centres: centres equal up to rounding (closer than 1e-6 of the spread
+    of the centres) count as one, so that they do not make β explode; None when two centres are identical (β must
+    then be given)."""
+    C = np.asarray(centres, float)
+    S = ((C[:, None, :] - C[None, :, :]) ** 2).sum(-1); np.fill_diagonal(S, np.inf)
+    if (S == 0).any() or len(C) < 2: return None
+    tiny = 1e-12 * float(((C - C.mean(0)) ** 2).sum(1).max())
+    S[S <= tiny] = np.inf                                     # a near copy is not a competitor for the scale
+    m = S.min(axis=1); m = m[np.isfinite(m)]                # (every centre near a copy only: no scale at all)
+    return float(1.0 / np.median(m)) if len(m) else None
+
+# %% ../../nbs/23b_kmeans.ipynb #7ebdb7d4
+class NeuralizedKMeans(Network):
     """A fitted `KMeans` or `MiniBatchKMeans` as NEON's network (Kauffmann et al. 2022): the logit of cluster c,
     f_c(x) = min_{k≠c} w_ck·x + b_ck with w_ck = 2(μ_c − μ_k), b_ck = ‖μ_k‖² − ‖μ_c‖², i.e. ‖x − μ_k‖² − ‖x − μ_c‖²;
     the row's own cluster c(x) = argmin_k ‖x − μ_k‖² (the model's `predict`) has f ≥ 0, its hard margin
     d²₍₂₎ − d²₍₁₎. `relevance(X)` (n, d) explains that logit by LRP (min-take-most at stiffness β, midpoint roots),
-    adding up to it exactly. Distances by `cdist`, sums by BLAS, in blocks of rows; the fitted model is never modified."""
-    _parameter_constraints = {"beta": [Float(0, None, closed="neither"), None], **NETWORK_OPTIONS}
+    adding up to it exactly. Its rule is a `StiffnessRule` (β, default `beta_`). Distances by `cdist`, sums by BLAS,
+    in blocks of rows; the fitted model is never modified."""
+    rule_type = StiffnessRule
 
     def __init__(self, model,                       # fitted sklearn.cluster.KMeans or MiniBatchKMeans (≥ 2 clusters)
                  *, beta: float | None = None,      # stiffness β > 0 of the soft-min pooling (default `heuristic_beta_kmeans`)
@@ -73,68 +92,86 @@ class NeuralizedKMeans:
                  blas_threads: int | None = 1,      # BLAS threads in the products (None: the BLAS default)
                 ):
         from sklearn.cluster import KMeans, MiniBatchKMeans
-        check_params(self, self._parameter_constraints, {"beta": beta, "chunk_size": chunk_size, "blas_threads": blas_threads})
+        check_params(self, {"beta": StiffnessRule.constraints["beta"]}, {"beta": beta})
+        self._set_options(chunk_size, blas_threads)
         if type(model) not in (KMeans, MiniBatchKMeans):
             raise TypeError(f"model must be a fitted sklearn.cluster.KMeans or MiniBatchKMeans, got {type(model).__name__}")
         check_is_fitted(model, msg="model is not fitted: call %(name)s.fit(X) before neuralizing it")
         self.cluster_centers_ = dense(model.cluster_centers_, "the model's cluster centres")
         if len(self.cluster_centers_) < 2:
             raise ValueError("model has a single cluster: its logit min over competitors is empty; fit n_clusters ≥ 2")
-        with np.errstate(divide="ignore"): self.beta_ = heuristic_beta_kmeans(self.cluster_centers_) if beta is None else float(beta)
-        if not np.isfinite(self.beta_): self.beta_ = None     # two identical centres: no default β, a given one is needed
+        self.beta_ = _centres_beta(self.cluster_centers_) if beta is None else float(beta)
         self.centre_ = self.cluster_centers_.mean(axis=0)
-        self.n_features_in_ = self.cluster_centers_.shape[1]
-        self.n_clusters_ = len(self.cluster_centers_)
-        self.chunk_size, self.blas_threads = chunk_size, blas_threads
+        self.n_features_in_, self.n_clusters_ = self.cluster_centers_.shape[1], len(self.cluster_centers_)
         feature_names_from(self, model)
 
-    def _beta(self, beta):
-        check_params(f"{type(self).__name__}.relevance", {"beta": self._parameter_constraints["beta"]}, {"beta": beta})
-        if beta is None and self.beta_ is None:
-            raise ValueError("model has two identical cluster centres: no default beta; pass beta= explicitly "
-                             "(e.g. xai_geometry.explain(model, X, beta=1.0))")
-        return self.beta_ if beta is None else float(beta)
+# %% ../../nbs/23b_kmeans.ipynb #ce90c90c
+@patch
+def _n_members(self: NeuralizedKMeans) -> int: return self.n_clusters_
 
-    def _run(self, X, beta=None):
-        Xv = check_points(self, X)
-        with blas_threads(self.blas_threads):
-            R, f, c = neon_relevance(self.cluster_centers_, Xv, self._beta(beta), self.chunk_size)
-        check_finite_result(self, Xv, R, f)
-        return Xv, R, f, c
+@patch
+def _default_beta(self: NeuralizedKMeans) -> float:
+    if self.beta_ is None:
+        raise ValueError("model has two identical cluster centres: no default beta; pass beta= explicitly"
+                         " (e.g. xai_geometry.explain(model, X, beta=1.0))")
+    return self.beta_
 
-    def logits(self, X) -> np.ndarray:
-        "f_c(x) for every cluster c (n, K): min_{k≠c} ‖x − μ_k‖² − ‖x − μ_c‖² (> 0 for the row's own cluster only)."
-        Xv = check_points(self, X)
-        D = ((Xv[:, None, :] - self.cluster_centers_[None]) ** 2).sum(-1)
-        F = np.empty_like(D)
-        for c in range(self.n_clusters_): F[:, c] = np.delete(D, c, axis=1).min(1) - D[:, c]
-        return F
+@patch
+def _rule_words(self: NeuralizedKMeans, beta) -> str:
+    return f"NEON: LRP with min-take-most pooling (β = {beta:.3g}) and midpoint roots"
 
-    def output(self, X) -> np.ndarray:
-        "The explained output (n,): the logit f of each row's own cluster, d²₍₂₎ − d²₍₁₎ ≥ 0 (its hard margin)."
-        return self._run(X)[2]
+@patch
+def _output_words(self: NeuralizedKMeans) -> str:
+    return "logit f_c(x) = min_{k≠c} ‖x − μ_k‖² − ‖x − μ_c‖² of each row's own cluster c"
 
-    decision_function = output
+# %% ../../nbs/23b_kmeans.ipynb #88388756
+@patch
+def _run(self: NeuralizedKMeans, Xv: np.ndarray, beta: float):
+    "R, f, c of checked rows (`neon_relevance`), in the network's BLAS threads, the results checked finite."
+    with self._threads(): R, f, c = neon_relevance(self.cluster_centers_, Xv, beta, self.chunk_size)
+    self._finite(Xv, R, f)
+    return R, f, c
 
-    def predict(self, X) -> np.ndarray:
-        "The row's cluster argmin_k ‖x − μ_k‖² (n,), as the model's `predict`."
-        return self._run(X)[3]
+@patch
+def logits(self: NeuralizedKMeans, X) -> np.ndarray:
+    "f_c(x) for every cluster c (n, K): min_{k≠c} ‖x − μ_k‖² − ‖x − μ_c‖² (> 0 for the row's own cluster only)."
+    Xv = check_points(self, X)
+    D = ((Xv[:, None, :] - self.cluster_centers_[None]) ** 2).sum(-1)
+    F = np.empty_like(D)
+    for c in range(self.n_clusters_): F[:, c] = np.delete(D, c, axis=1).min(1) - D[:, c]
+    return F
 
-    def explain_terms(self, X, *, beta: float | None = None,  # stiffness β > 0 (default: the network's `beta_`)
-                     ) -> LRPTerms:
-        "Relevance R (n, d) with its conservation law, as part B's networks give it: R.sum(1) + root + gap = f, root = gap = 0."
-        _, R, f, _ = self._run(X, beta)
-        return LRPTerms(R, f, np.zeros(len(f)), np.zeros(len(f)))
+@patch
+def output(self: NeuralizedKMeans, X) -> np.ndarray:
+    "The explained output (n,): the logit f of each row's own cluster, d²₍₂₎ − d²₍₁₎ ≥ 0 (its hard margin)."
+    return self._run(check_points(self, X), 1.0)[1]          # (f does not depend on β)
 
-    def relevance(self, X, *, beta: float | None = None) -> np.ndarray:
-        "NEON relevance R (n, d) of the own cluster's logit: Σ_d R_d = f (`neon_relevance`)."
-        return self._run(X, beta)[1]
+NeuralizedKMeans.decision_function = NeuralizedKMeans.output
 
-    def explain(self, X, *, beta: float | None = None) -> Explanation:
-        "The relevance as an `Explanation`: values (n, d), base 0, values summed = the own cluster's logit f(x)."
-        Xv, R, f, c = self._run(X, beta); beta = self._beta(beta)
-        Dc = ((Xv - self.cluster_centers_[c]) ** 2).sum(1)       # Σ_k |terms| ≤ 2‖x − μ_c‖² + f: the rounding scale
-        return conserved_explanation(self, X, Xv, R, f, scale=f + 2 * Dc,
-            output="logit f_c(x) = min_{k≠c} ‖x − μ_k‖² − ‖x − μ_c‖² of each row's own cluster c",
-            method=f"NEON: LRP with min-take-most pooling (β = {beta:.3g}) and midpoint roots",
-            info={"output": "cluster_logit", "beta": beta, "clusters": c})
+@patch
+def predict(self: NeuralizedKMeans, X) -> np.ndarray:
+    "The row's cluster argmin_k ‖x − μ_k‖² (n,), as the model's `predict`."
+    return self._run(check_points(self, X), 1.0)[2]
+
+# %% ../../nbs/23b_kmeans.ipynb #6f80b21f
+@patch
+def _terms(self: NeuralizedKMeans, Xv: np.ndarray, rule: StiffnessRule) -> LRPTerms:
+    "Relevance R (n, d) with its conservation law, as part B's networks give it: R.sum(1) + root + gap = f, root = gap = 0."
+    R, f, c = self._run(Xv, rule.beta)
+    Dc = ((Xv - self.cluster_centers_[c]) ** 2).sum(1)       # Σ_k |terms| ≤ 2‖x − μ_c‖² + f: the rounding scale
+    check_conserved(self, R, f, f + 2 * Dc, rule.beta)
+    return LRPTerms(R, f, np.zeros(len(f)), np.zeros(len(f)))
+
+@patch
+def explanation_info(self: NeuralizedKMeans, rule: StiffnessRule) -> dict:
+    return {"network": type(self).__name__, "output": "cluster_logit", "beta": rule.beta}
+
+@patch
+def row_info(self: NeuralizedKMeans, rows: np.ndarray, terms: LRPTerms) -> dict:
+    "Each row's own cluster, the one whose logit is explained."
+    return {"clusters": cdist(rows, self.cluster_centers_, "sqeuclidean").argmin(1)}
+
+@patch
+def explain(self: NeuralizedKMeans, X, *, beta: float | None = None) -> Explanation:
+    "The relevance as an `Explanation`: values (n, d), base 0, values summed = the own cluster's logit f(x)."
+    return network_explanation(self, X, self.rule(beta=beta))

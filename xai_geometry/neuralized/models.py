@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from ..explanation import patch
 from sklearn.utils.validation import check_is_fitted
 
-from ..explanation import Explanation, check_output
-from ..explainers.pipelines import scaler_arithmetic
-from ..reading import STEP_KINDS, step_kind
-from ..validation import check_params, check_points, warn_deprecated
+from ..explanation import Explanation, LazyRows, check_output
+from ..explainers.pipelines import RawColumns
+from ..validation import check_params, check_points
 from .lrp import LRPTerms, NETWORK_OPTIONS, Float
-from .network import Network, feature_names_from
+from .network import Network
 from .svm import NeuralizedSVM, check_rbf_model
 from .knn import NeuralizedKNN, check_knn
 from .kernel_regression import NeuralizedKernelRegression, default_level
@@ -25,8 +25,7 @@ from .one_class import NeuralizedOneClassSVM
 from .kmeans import NeuralizedKMeans
 
 # %% auto #0
-__all__ = ['NETWORKS', 'explain', 'network_class', 'neuralize', 'check_affine_step', 'NeuralizedPipeline', 'supports', 'Prepared',
-           'base_values']
+__all__ = ['NETWORKS', 'explain', 'network_class', 'neuralize', 'NeuralizedPipeline', 'supports', 'Prepared', 'base_values']
 
 # %% ../../nbs/24a_explain.ipynb #91708054
 def _svc_network(model) -> type:
@@ -42,6 +41,7 @@ def _regression_network(model) -> type:
     check_rbf_model(model, (KernelRidge, SVR, NuSVR), "KernelRidge, SVR or NuSVR with kernel='rbf'")
     return NeuralizedKernelRegression
 
+# %% ../../nbs/24a_explain.ipynb #70bd73d0
 def _knn_network(model) -> type:
     """A k-NN classifier: `NeuralizedMulticlassKNN` for three classes or more (one binary network per class), else
     `NeuralizedManhattanKNN` for the Manhattan metric and `NeuralizedKNN` for the euclidean; what they do not cover
@@ -57,6 +57,7 @@ def _one_class_network(model) -> type:
     check_rbf_model(model, (OneClassSVM,), "OneClassSVM with kernel='rbf'")
     return NeuralizedOneClassSVM
 
+# %% ../../nbs/24a_explain.ipynb #632c18df
 def _sklearn_networks() -> dict:
     from sklearn.kernel_ridge import KernelRidge
     from sklearn.neighbors import KNeighborsClassifier
@@ -65,9 +66,6 @@ def _sklearn_networks() -> dict:
     return {SVC: _svc_network, NuSVC: _svc_network, KNeighborsClassifier: _knn_network,
             KernelRidge: _regression_network, SVR: _regression_network, NuSVR: _regression_network,
             OneClassSVM: _one_class_network, KMeans: NeuralizedKMeans, MiniBatchKMeans: NeuralizedKMeans}
-
-# networks that give their own Explanation (one output, base 0, their rule's one parameter β): `explain` delegates
-_OWN_EXPLANATION = (NeuralizedOneClassSVM, NeuralizedKMeans)
 
 NETWORKS: dict = _sklearn_networks()   # model type -> network class, or a function (model -> network class)
 
@@ -98,14 +96,14 @@ def neuralize(model,                           # a fitted model (see the table a
              ):
     """The network of part B for a fitted model (`network_class`: NeuralizedSVM, NeuralizedMulticlassSVM, NeuralizedKNN,
     NeuralizedMulticlassKNN, NeuralizedManhattanKNN, NeuralizedKernelRegression, NeuralizedL1KNN, NeuralizedOneClassSVM,
-    NeuralizedKMeans) or NeuralizedPipeline.
+    NeuralizedKMeans), or for a Pipeline a `NeuralizedPipeline` (the final network behind the pipeline adapter).
     A regression is explained at `level`, by default the mean prediction over `background` if given, else over the
     training rows the model keeps (`default_level`); `background` applies to regressions only."""
     from sklearn.pipeline import Pipeline
     check_params("neuralize", {**NETWORK_OPTIONS, "level": [Float(None, None, closed="neither"), None]},
                  {"level": level, "chunk_size": chunk_size, "blas_threads": blas_threads})
     opts = dict(chunk_size=chunk_size, blas_threads=blas_threads)
-    if isinstance(model, (Network, NeuralizedPipeline, *_OWN_EXPLANATION)):
+    if isinstance(model, Network):
         if level is not None or chunk_size is not None:
             raise ValueError(f"model is already a network ({type(model).__name__}): its level and chunk_size were set when it was built")
         return model if background is None else _at_background_level(model, background)
@@ -137,7 +135,7 @@ def _regression(model) -> bool:
     "Whether `model` (a fitted model, a Pipeline or a network) is a regression, whose level a background sets."
     from sklearn.base import is_regressor
     from sklearn.pipeline import Pipeline
-    if isinstance(model, NeuralizedPipeline): model = model.network_
+    model = getattr(model, "network_", model)          # a pipeline's network: its final network
     if isinstance(model, Network): return isinstance(model, NeuralizedKernelRegression)
     if isinstance(model, Pipeline) and len(model.steps): model = model.steps[-1][1]
     return is_regressor(model)
@@ -145,131 +143,70 @@ def _regression(model) -> bool:
 def _at_background_level(net, background):
     """A network already built, at the level of `background` (its rows' mean prediction) if it is a regression whose
     level was a default from the training rows; otherwise background is refused."""
-    core = net.network_ if isinstance(net, NeuralizedPipeline) else net
+    core = getattr(net, "network_", net)                  # a pipeline's network: its final network
     if not isinstance(core, NeuralizedKernelRegression): _no_background("neuralized.explain")
     if not getattr(core, "level_default_", False):
         raise ValueError(f"background sets the level of a regression, but this network's level was given "
                          f"(c = {core.level:.6g}, {core.level_from}): build it with neuralize(model, background=...)")
-    model = net.pipeline_ if isinstance(net, NeuralizedPipeline) else core.model_
     opts = dict(chunk_size=core.chunk_size, blas_threads=core.blas_threads)
-    if isinstance(net, NeuralizedPipeline): return NeuralizedPipeline(model, background=background, **opts)
-    c, where = default_level(model, background)
-    out = NeuralizedKernelRegression(model, level=c, method=core.method, **opts)
+    if core is not net: return NeuralizedPipeline(net.pipeline_, background=background, **opts)
+    c, where = default_level(core.model_, background)
+    out = NeuralizedKernelRegression(core.model_, level=c, method=core.method, **opts)
     out.level_from = where
     return out
 
-# %% ../../nbs/24a_explain.ipynb #4b23dac3
-def check_affine_step(name: str, step) -> None:
-    """Refuse a pipeline step that is not a per-feature affine bijection x_j ↦ a_j x_j + b_j (a_j ≠ 0), naming it: one of
-    scikit-learn's four scalers itself (a subclass may transform differently; a `ColumnTransformer` of scalers reorders
-    the columns)."""
-    kind = step_kind(step)               # the one table of step kinds (`reading.STEP_KINDS`)
-    if kind == "passthrough": return
-    if kind == "per-column" and type(step).__name__ == "MinMaxScaler":
-        raise ValueError(f"Pipeline step {name!r} (MinMaxScaler(clip=True)) clips its output, so it is not a bijection "
-                         "and relevance cannot be carried back through it; refit it with clip=False")
-    if kind != "affine" or STEP_KINDS[type(step).__name__] == "parts":   # scikit-learn's four scalers themselves
-        raise ValueError(f"Pipeline step {name!r} ({type(step).__name__}) is not a per-feature affine map: relevance "
-                         "can be carried back to the raw features only through StandardScaler, MinMaxScaler "
-                         "(clip=False), MaxAbsScaler, RobustScaler or 'passthrough' steps; explain the final model "
-                         "on the transformed features instead")
-    check_is_fitted(step)
+# %% ../../nbs/24a_explain.ipynb #c4d11910
+def _adapter(model) -> tuple:
+    "(the pipeline adapter `RawColumns`, the final estimator) of a Pipeline, (None, model) for anything else."
+    from sklearn.pipeline import Pipeline
+    if not isinstance(model, Pipeline): return None, model
+    rc = RawColumns(model)                                 # a step that mixes columns is refused here, named
+    if isinstance(rc.final, Pipeline): raise TypeError(f"Pipeline final step {model.steps[-1][0]!r} is itself a pipeline: flatten it")
+    return rc, rc.final
 
-# %% ../../nbs/24a_explain.ipynb #c9e5a7f3
+def _final_network(model, rc, *, level=None, background=None, chunk_size=None, blas_threads=1) -> Network:
+    "The network of `model`, or of the final step of a pipeline opened by `rc` (a regression's level over raw rows)."
+    if rc is None: return neuralize(model, level=level, background=background, chunk_size=chunk_size, blas_threads=blas_threads)
+    where = None
+    if background is not None and level is None and _regression(rc.final): level, where = default_level(model, background)
+    try: net = neuralize(rc.final, level=level, background=None if where else background, chunk_size=chunk_size,
+                         blas_threads=blas_threads)
+    except TypeError as e: raise TypeError(f"Pipeline final step {model.steps[-1][0]!r}: {e}") from None
+    if where: net.level_from, net.level_default_ = where, False
+    return net
+
+# %% ../../nbs/24a_explain.ipynb #026148f7
 class NeuralizedPipeline(Network):
-    """A fitted scikit-learn `Pipeline` of per-feature affine scalers followed by a model that part B neuralizes.
-
-    Each scaler maps feature j alone, x_j ↦ a_j x_j + b_j with a_j ≠ 0, so the relevance of the network at the
-    scaled point t(x) belongs to raw feature j one to one, and the conservation law is unchanged: `relevance(X)`
-    = the final network's `relevance(t(X))`, its sum plus the base value = the network's output at t(x).
-    `network_` is the final network (`neuralize(model[-1])`); the scalers apply their own arithmetic, so the
-    result equals the final network's on `model[:-1].transform(X)` exactly."""
-    def __init__(self, model,                        # fitted sklearn.pipeline.Pipeline
-                 *, level: float | None = None,      # contour level, for a KernelRidge/SVR/NuSVR final step
-                 background=None,                    # raw rows whose mean prediction is a regression's default level
-                 chunk_size: int | None = None, blas_threads: int | None = 1):
+    """A fitted Pipeline's network: the pipeline adapter (`columns_`, `explainers.pipelines.RawColumns`) maps raw rows
+    to the final step's input, the final network (`network_`) runs there, and relevance is summed per raw column."""
+    def __init__(self, model, *, level: float | None = None, background=None, chunk_size: int | None = None,
+                 blas_threads: int | None = 1):
         from sklearn.pipeline import Pipeline
         if not isinstance(model, Pipeline): raise TypeError(f"model must be a fitted sklearn Pipeline, got {type(model).__name__}")
-        if len(model.steps) < 1: raise ValueError("the pipeline has no step")
-        for name, step in model.steps[:-1]: check_affine_step(name, step)
-        name, final = model.steps[-1]
-        if step_kind(final) == "passthrough":
-            raise ValueError(f"the final step {name!r} of the pipeline is {final!r}: it needs a model to explain")
-        where = None
-        if background is not None and level is None:
-            try: cls = network_class(final)
-            except TypeError: cls = None
-            if cls is not None and issubclass(cls, NeuralizedKernelRegression): level, where = default_level(model, background)
-        try:
-            self.network_ = neuralize(final, level=level, background=None if where else background,
-                                      chunk_size=chunk_size, blas_threads=blas_threads)
-        except TypeError as e:
-            raise TypeError(f"Pipeline final step {name!r}: {e}") from None
-        if where: self.network_.level_from = where
-        if isinstance(self.network_, NeuralizedPipeline):
-            raise TypeError(f"Pipeline final step {name!r} is itself a pipeline: flatten it")
-        if not hasattr(self.network_, "pools_") and not isinstance(self.network_, (NeuralizedMulticlassSVM, NeuralizedMulticlassKNN,
-                                                                                   NeuralizedManhattanKNN, *_OWN_EXPLANATION)):
-            raise TypeError(f"Pipeline final step {name!r} ({type(final).__name__}) recodes raw rows itself: "
-                            "explain it directly, without the scalers")
-        self.scalers_ = [(n, s) for n, s in model.steps[:-1] if step_kind(s) != "passthrough"]
-        self.pipeline_ = model
-        self.classes_ = getattr(self.network_, "classes_", None)          # (none for the one-class and k-means networks)
-        self.rule_type = getattr(self.network_, "rule_type", None)
-        self.n_features_in_ = int(getattr(model, "n_features_in_", self.network_.n_features_in_))
-        if self.n_features_in_ != self.network_.n_features_in_:
-            raise ValueError(f"the pipeline takes {self.n_features_in_} features but its final step {name!r} "
-                             f"{self.network_.n_features_in_}: a step changes the number of features")
-        feature_names_from(self, model)
-        if hasattr(self, "feature_names_in_") and not hasattr(self.network_, "feature_names_in_"):
-            self.network_.feature_names_in_ = self.feature_names_in_    # the same columns, in the same positions
-        self.pools_ = getattr(self.network_, "pools_", None)
-        self._arithmetic = [scaler_arithmetic(s) for _, s in self.scalers_]
+        self.columns_, _ = _adapter(model)
+        self.network_ = _final_network(model, self.columns_, level=level, background=background, chunk_size=chunk_size,
+                                       blas_threads=blas_threads)
+        self.pipeline_, self.classes_, self.rule_type = model, getattr(self.network_, "classes_", None), self.network_.rule_type
+        self.n_features_in_, self.pools_ = self.columns_.n_raw, getattr(self.network_, "pools_", None)
         self.chunk_size, self.blas_threads = self.network_.chunk_size, self.network_.blas_threads
-
-    def _scale(self, X: np.ndarray) -> np.ndarray:
-        """t(X) of checked points: each scaler's own arithmetic (`explainers.pipelines.scaler_arithmetic`, the operations of its
-        `transform` on dense rows, in its order: the same floats), without its input validation."""
-        if not self.scalers_: return X
-        Z = np.array(X, dtype=float)
-        for f in self._arithmetic: Z = f(Z)
-        return Z
+        if hasattr(self.columns_, "feature_names_in_"): self.feature_names_in_ = np.asarray(self.columns_.feature_names_in_, dtype=object)
 
     def transform(self, X) -> np.ndarray:
-        "t(X): the points checked (columns matched by name) and scaled by the pipeline's own steps, (n, d)."
-        return self._scale(check_points(self, X))
+        """t(X): the raw rows checked (columns matched by name; for scalers as the networks check rows, `check_points`)
+        and transformed by the adapter, dense float (n, d)."""
+        Z = self.columns_.transform(check_points(self, X) if self.columns_.affine else X, "X")
+        return Z.to_numpy(dtype=float) if isinstance(Z, pd.DataFrame) else Z
 
     check_rows = transform                                  # the rows the final network reads
-
-    def explanation_rows(self, X) -> tuple:
-        "(t(X) for the final network, the raw rows as the Explanation's `data`, the raw feature names)."
-        Xv = check_points(self, X); names = self.feature_names()
-        return self._scale(Xv), pd.DataFrame(Xv, columns=names, index=X.index if isinstance(X, pd.DataFrame) else None), names
-
     def rule(self, rule=None, **params): return self.network_.rule(rule, **params)
-    def _terms(self, Z, rule): return self.network_._terms(Z, rule)
-    def _all_terms(self, Z, rule): return self.network_._all_terms(Z, rule)
-
+    def _terms(self, Z, rule): return self._raw(self.network_._terms(Z, rule))
+    def _all_terms(self, Z, rule): return self._raw(self.network_._all_terms(Z, rule))
+    def _raw(self, t): return t._replace(relevance=self.columns_.to_raw(t.relevance))
     def describe(self, rule=None) -> tuple:
         output, method = self.network_.describe(rule)
-        return f"{output} at scaled t(x)", f"{method}, carried to the raw features"
-
-    def decision_function(self, X) -> np.ndarray:
-        "The final network's output at t(x)."
-        return self.network_.decision_function(self.transform(X))
-
-    def predict(self, X) -> np.ndarray:
-        "The final network's prediction at t(x)."
-        return self.network_.predict(self.transform(X))
-
-    def relevance(self, X, rule=None, **options) -> np.ndarray:
-        "Relevance of the raw features: the final network's `relevance(t(X), ...)` (n, d)."
-        return self.network_.relevance(self.transform(X), rule, **options)
-
-    def explain_terms(self, X, rule=None, **options) -> LRPTerms:
-        "The final network's `explain_terms` at t(X): relevance of the raw features with its conservation law."
-        return self.network_.explain_terms(self.transform(X), rule, **options)
-
+        return output, f"{method}, summed per raw column"
+    def decision_function(self, X) -> np.ndarray: return self.network_.decision_function(self.transform(X))
+    def predict(self, X) -> np.ndarray: return self.network_.predict(self.transform(X))
     def pooling_weights(self, X, **options):
         "The final network's `pooling_weights` at t(X) (binary SVM, k-NN and regression networks)."
         if not hasattr(self.network_, "pooling_weights"):
@@ -278,28 +215,40 @@ class NeuralizedPipeline(Network):
 
 # %% ../../nbs/24a_explain.ipynb #c1e3a5b7
 def supports(model) -> bool:
-    """Whether part B has a network for `model` — a fitted model of the table, a Pipeline of per-feature affine scalers
-    ending in one, or a network — from the table and the cheap checks of its entry, without building the network
-    (a few rare refusals, e.g. a class with fewer than q training rows, come only when it is built)."""
+    """Whether part B has a network for `model` — a fitted model of the table, a Pipeline whose steps the adapter
+    traces to raw columns ending in one, or a network — from the table and the cheap checks of its entry, without
+    building the network (a few rare refusals, e.g. a class with fewer than q training rows, come only when it is built)."""
     from sklearn.pipeline import Pipeline
-    if isinstance(model, (Network, NeuralizedPipeline, *_OWN_EXPLANATION)): return True
+    if isinstance(model, Network): return True
     try:
         if isinstance(model, Pipeline):
-            for name, step in model.steps[:-1]: check_affine_step(name, step)
-            model = model.steps[-1][1]
+            rc = RawColumns(model, strict=False)
+            if not rc.traceable: return False
+            model = rc.final
         network_class(model)
         return True
     except (TypeError, ValueError, AttributeError): return False
 
-# %% ../../nbs/24a_explain.ipynb #c9960d4e
+# %% ../../nbs/24a_explain.ipynb #da2450db
 def _check_vocabulary(output, caller):
     "Part B's place in the shared vocabulary: the one output it explains, the network's output g."
     return check_output(output, ("network_output",), caller)
 
+def _checked_rule(net, **given):
+    "The network's rule from the options given (None: Table 1's), an option its rule does not take refused by name."
+    given = {k: v for k, v in given.items() if v is not None}
+    allowed = set(net.rule_type.params)
+    for k in sorted(given.keys() - allowed):
+        raise ValueError(f"{k} does not apply to {type(net).__name__} (its options: {', '.join(sorted(allowed))})")
+    return net.rule(**given)
+
+# %% ../../nbs/24a_explain.ipynb #7d57924b
 class Prepared:
-    """`explain` set up once for a model: the network built (`neuralize`), the options checked against its rule and
-    the rule resolved (`neuralized.rules`), the words of the explanation written; a call checks the rows and runs
-    the network's forward and backward passes (`_all_terms`) on them. `net` is the network, `rule` its rule."""
+    """`explain` set up once for a model: a pipeline opened by the pipeline adapter (`columns_`, `RawColumns`), the
+    network of the model (or of the pipeline's final step, `final_`) built, the options checked against its rule and
+    the rule resolved (`neuralized.rules`), the words and the record of the explanation written. A call checks the
+    rows (through the adapter for a pipeline) and runs the network's forward and backward passes on them; the
+    explanation's `data` is built only when read. `net` is the network, `rule` its rule."""
     def __init__(self, model, *, output: str = "network_output", background=None, eta: float | None = None,
                  beta: float | None = None, kappa: int | None = None, level: float | None = None,
                  chunk_size: int | None = None, blas_threads: int | None = 1):
@@ -307,47 +256,82 @@ class Prepared:
         self.model, self.options = model, dict(output=output, background=background, eta=eta, beta=beta, kappa=kappa,
                                                level=level, chunk_size=chunk_size, blas_threads=blas_threads)
         if background is not None and not _regression(model): _no_background("neuralized.explain")
-        self.net = net = neuralize(model, level=level, background=background, chunk_size=chunk_size, blas_threads=blas_threads)
-        self.core = core = net.network_ if isinstance(net, NeuralizedPipeline) else net
-        self.own = isinstance(core, _OWN_EXPLANATION)
-        if self.own:                                           # the one-class and k-means networks: their rule's β
-            for k, v in dict(eta=eta, kappa=kappa).items():
-                if v is not None: raise ValueError(f"{k} does not apply to {type(core).__name__} (its option: beta)")
-            self.rule, self.beta = None, beta
-            return
-        given = {k: v for k, v in dict(eta=eta, beta=beta, kappa=kappa).items() if v is not None}
-        allowed = set(core.rule_type.params)
-        for k in given.keys() - allowed:
-            raise ValueError(f"{k} does not apply to {type(core).__name__} (its options: {', '.join(sorted(allowed))})")
-        self.rule = rule = core.rule(**given)
-        self._passes = core._terms if type(core)._all_terms is Network._all_terms else core._all_terms   # the two passes
+        self.columns_, self.final_ = _adapter(model)
+        self.net = net = _final_network(model, self.columns_, level=level, background=background,
+                                        chunk_size=chunk_size, blas_threads=blas_threads)
+        self.rule = rule = _checked_rule(net, eta=eta, beta=beta, kappa=kappa)
+        self._passes = net._terms if type(net)._all_terms is Network._all_terms else net._all_terms   # the two passes
         self.what, self.method = net.describe(rule)
-        info = {"network": type(core).__name__, "output": "network_output", "eta": None, "beta": None, "kappa": None}
-        info.update(rule.options())
-        if hasattr(core, "gamma_"): info["gamma"] = core.gamma_
-        if isinstance(core, NeuralizedKernelRegression): info["level"], info["level_from"] = core.level, core.level_from
-        self.info = info
-        c = core.classes_
+        self.info = net.explanation_info(rule)
+        if isinstance(net, NeuralizedKernelRegression): self.info["level"], self.info["level_from"] = net.level, net.level_from
+        c = getattr(net, "classes_", None)
         self.names = [str(v) for v in c] if c is not None and len(c) > 2 else None
         self.label = None if self.names is not None or c is None else (c[1].item() if isinstance(c[1], np.generic) else c[1])
+        self._row_info = None if type(net).row_info is Network.row_info else net.row_info   # (k-means: the clusters)
+        self._class = {"class": self.label} if self.names is None and self.info["output"] == "network_output" else {}
+        if self.columns_ is not None: self._open_pipeline()
 
-    def __call__(self, X) -> Explanation:
-        if type(X).__module__.startswith("dask"): return explain(self.model, X, **self.options)   # lazily, per partition
-        if self.own: return _own_explanation(self.net, self.core, X, beta=self.beta)
+# %% ../../nbs/24a_explain.ipynb #d56503b6
+def _float_frame(R, names, index, X) -> pd.DataFrame:
+    "Raw numeric rows as the caller's DataFrame `X` has them (its column types), from the checked float rows (a copy)."
+    dtypes = X.dtypes[names]
+    if not all(isinstance(t, np.dtype) for t in dtypes): return X.copy()   # (categories, nullable types: as given)
+    d = pd.DataFrame(R, columns=names, index=index)
+    return d if (dtypes == np.float64).all() else d.astype(dict(zip(names, dtypes)))
+
+def _object_frame(A, names) -> pd.DataFrame:
+    "Raw rows given as an array, as the adapter shows them (`RawColumns.raw_rows`)."
+    return pd.DataFrame(np.asarray(A, dtype=object), columns=names)
+
+@patch
+def _open_pipeline(self: Prepared):
+    "The words and record of a pipeline's explanation: values summed per raw column (one to one for scalers)."
+    rc = self.columns_
+    self.one_to_one = len(rc.origin) == rc.n_raw and bool((rc.origin == np.arange(rc.n_raw)).all())
+    self.method += ", summed per raw column"
+    self.info.update(pipeline=rc.describe(), columns="each raw column's value is the sum of its transformed columns' values")
+
+@patch
+def _raw_data(self: Prepared, X, R):
+    """The raw rows as the explanation's `data`: a numeric DataFrame from its checked float rows (built when read), an
+    array as the adapter shows it (copied now, built when read), anything else as the adapter copies it (`raw_rows`)."""
+    rc = self.columns_
+    if isinstance(X, np.ndarray): return LazyRows(_object_frame, (X.copy(), rc.raw_names), X.shape)
+    if isinstance(X, pd.DataFrame) and isinstance(R, np.ndarray):
+        names = list(getattr(rc, "feature_names_in_", rc.raw_names))
+        return LazyRows(_float_frame, (R.copy(), names, X.index, X), R.shape)
+    return rc.raw_rows(X)
+
+# %% ../../nbs/24a_explain.ipynb #be7081d6
+@patch
+def __call__(self: Prepared, X) -> Explanation:
+    "The explanation of the rows X: rows checked (through the adapter), the two passes, the record."
+    if type(X).__module__.startswith("dask"): return explain(self.model, X, **self.options)   # lazily, per partition
+    rc = self.columns_
+    if rc is None:
         rows, data, names = self.net.explanation_rows(X)
         return self.on_rows(rows, data, names)
+    R, Z = rc.checked_transform(X, "X")
+    rows = Z.to_numpy(dtype=float) if isinstance(Z, pd.DataFrame) else Z
+    return self.on_rows(rows, self._raw_data(X, R), rc.raw_names, raw=not self.one_to_one)
 
-    def on_rows(self, rows, data, names, *, method: str = "", **info) -> Explanation | None:
-        """The explanation at `rows` already checked, in the network's columns (a pipeline adapter's output), with the
-        given `data` and `names` (the raw rows), `method` added to the rule's words and `info` to its own; None for
-        the one-class and k-means networks (their own explanation)."""
-        if self.own: return None
-        terms = self._passes(rows, self.rule)
-        info = {**self.info, **info}
-        if self.names is None: info["class"] = self.label
-        return Explanation(values=terms.relevance, base_values=terms.root + terms.gap, data=data, feature_names=names,
+@patch
+def on_rows(self: Prepared, rows, data, names, *, method: str = "", raw: bool = False, **info) -> Explanation:
+    """The explanation at `rows` already checked, in the network's columns, with the given `data` and `names`,
+    `method` added to the rule's words and `info` to its own; `raw`: values summed per raw column by the adapter."""
+    terms = self._passes(rows, self.rule)
+    values = self.columns_.to_raw(terms.relevance) if raw else terms.relevance
+    info = {**self.info, **info, **(self._row_info(rows, terms) if self._row_info else {}), **self._class}
+    names = tuple(str(c) for c in names)
+    if isinstance(data, (pd.DataFrame, np.ndarray)) or (data is not None and not isinstance(data, LazyRows)):
+        return Explanation(values=values, base_values=terms.root + terms.gap, data=data, feature_names=names,
                            output_names=self.names, output=self.what, method=self.method + method, info=info)
+    # the network checked its results finite (`_finite`) and the names are strings: the record without a second pass
+    return Explanation._checked(values=values, base_values=terms.root + terms.gap, data=data, feature_names=names,
+                                output_names=None if self.names is None else tuple(self.names), output=self.what,
+                                method=self.method + method, info=info, precision=True)
 
+# %% ../../nbs/24a_explain.ipynb #d8de8441
 def explain(model,                            # fitted model or Pipeline (see `neuralize`), or a network of part B
             X,                                # (n, d) points: array or DataFrame (matched to the model's columns by name)
             *, output: str = "network_output",  # the only output of part B: the network's output g (see OUTPUTS)
@@ -365,17 +349,6 @@ def explain(model,                            # fitted model or Pipeline (see `n
     (`rules.EtaRule`, `BandRule` or `L1BandRule`), its parameters given as keywords or Table 1's: `Prepared(model, ...)(X)`."""
     return Prepared(model, output=output, background=background, eta=eta, beta=beta, kappa=kappa, level=level,
                     chunk_size=chunk_size, blas_threads=blas_threads)(X)
-
-def _own_explanation(net, core, X, *, beta, **others) -> Explanation:
-    "The one-class and k-means networks' own `explain(X, beta=)`; through a pipeline, at t(X) with the raw rows as data."
-    for k, v in others.items():
-        if v is not None: raise ValueError(f"{k} does not apply to {type(core).__name__} (its option: beta)")
-    if not isinstance(net, NeuralizedPipeline): return core.explain(X, beta=beta)
-    rows, data, names = net.explanation_rows(X)
-    e = core.explain(rows, beta=beta)
-    return Explanation(values=e.values, base_values=e.base_values, data=data, feature_names=names,
-                       output=f"{e.output} at scaled t(x)", method=f"{e.method}, carried to the raw features",
-                       info=dict(e.info, pipeline=[f"{n} ({type(s).__name__})" for n, s in net.scalers_]))
 
 def base_values(model,                         # fitted model or Pipeline (see `neuralize`), or a network of part B
                 X,                             # (n, d) points: part B's base value depends on the row

@@ -5,11 +5,17 @@
 # %% ../../nbs/20b_network.ipynb #54297bd6
 from __future__ import annotations
 
+import contextlib
+import functools
+
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
+from ..explanation import patch
 
-from ..validation import check_params, check_points, warn_deprecated
+from ..explanation import LazyRows
+from ..validation import check_params, check_points, column_names, warn_deprecated
+import xai_geometry.neuralized.lrp as _lrp
 from .lrp import LRPTerms, NETWORK_OPTIONS, blas_threads
 from .rules import Rule
 
@@ -45,7 +51,7 @@ def check_finite_result(net, X: np.ndarray, *arrays) -> None:
                      f"{col} = {X[r, j]:.3g} lies {dev[j]:.3g} from the centre of the training data, too far for squared "
                      "distances in float64 (they overflow beyond about 1.3e154): rescale the features")
 
-# %% ../../nbs/20b_network.ipynb #3bba00da
+# %% ../../nbs/20b_network.ipynb #b08cc248
 class RowBlocks:
     """The rows side of a network of part B: options `chunk_size` and `blas_threads`, checked the scikit-learn way;
     rows checked once (`check_rows`); blocks of rows (`_blocks`); BLAS threads (`_threads`); the model's feature
@@ -63,35 +69,57 @@ class RowBlocks:
         "Reference members compared with each row (support vectors, training rows): the width of a block's matrix."
         raise NotImplementedError
 
-    def _blocks(self, n: int) -> list:
-        "Slices of `chunk_size` rows (default: about `_block_entries` matrix entries per block)."
-        key = (type(self.chunk_size), self.chunk_size)
-        if self.__dict__.get("_chunk_checked") != key:       # checked once per value, also if set later
-            check_params(self, {"chunk_size": NETWORK_OPTIONS["chunk_size"]}, {"chunk_size": self.chunk_size})
-            self._chunk_checked = key
-        step = self.chunk_size or max(self._min_block, self._block_entries // max(1, self._n_members()))
-        return [slice(s, s + step) for s in range(0, n, step)]
+# %% ../../nbs/20b_network.ipynb #e2f1ec4e
+@patch
+def _blocks(self: RowBlocks, n: int) -> list:
+    """Slices of `chunk_size` rows (default: about `_block_entries` matrix entries per block). The step is found once
+    per value of `chunk_size` (checked then, also when it is set later): a call on one row only slices."""
+    key = (type(self.chunk_size), self.chunk_size)
+    found = self.__dict__.get("_step")
+    if found is None or found[0] != key:
+        check_params(self, {"chunk_size": NETWORK_OPTIONS["chunk_size"]}, {"chunk_size": self.chunk_size})
+        found = self._step = (key, self.chunk_size or max(self._min_block, self._block_entries // max(1, self._n_members())))
+    step = found[1]
+    return [slice(0, n)] if n <= step else [slice(s, s + step) for s in range(0, n, step)]
 
-    def _threads(self):
-        "The BLAS threads of the block products (`lrp.blas_threads`)."
-        return blas_threads(self.blas_threads)
+@patch
+def _threads(self: RowBlocks):
+    """The BLAS threads of the block products (`lrp.blas_threads`): the limiter is found once per value of
+    `blas_threads`, each call enters a fresh limit (a threadpoolctl limit applies when it is made)."""
+    found = self.__dict__.get("_limiter")
+    if found is None or found[0] != (type(self.blas_threads), self.blas_threads):
+        if self.blas_threads is None: make = contextlib.nullcontext
+        else:
+            with blas_threads(self.blas_threads): pass             # threadpoolctl's view of the libraries, found once
+            make = functools.partial(_lrp._CONTROLLER.limit, limits=int(self.blas_threads), user_api="blas")
+        found = self._limiter = ((type(self.blas_threads), self.blas_threads), make)
+    return found[1]()
 
-    def _finite(self, X: np.ndarray, *arrays) -> None:
-        "Refuse results that are not finite, naming the row and column (`check_finite_result`)."
-        check_finite_result(self, X, *arrays)
+# %% ../../nbs/20b_network.ipynb #bd1d5bba
+def _rows_frame(rows, names, index) -> pd.DataFrame:
+    "The checked rows as the Explanation's `data` (built on first access: `explanation.LazyRows`)."
+    return pd.DataFrame(rows, columns=names, index=index)
 
-    def check_rows(self, X) -> np.ndarray:
-        "X as the float (n, d) rows the network reads, in the model's column order (errors name the argument)."
-        return check_points(self, X)
+@patch
+def _finite(self: RowBlocks, X: np.ndarray, *arrays) -> None:
+    "Refuse results that are not finite, naming the row and column (`check_finite_result`)."
+    check_finite_result(self, X, *arrays)
 
-    def feature_names(self) -> list:
-        "The names of the explained columns: the model's `feature_names_in_`, else x0, x1, …"
-        return list(getattr(self, "feature_names_in_", [f"x{j}" for j in range(self.n_features_in_)]))
+@patch
+def check_rows(self: RowBlocks, X) -> np.ndarray:
+    "X as the float (n, d) rows the network reads, in the model's column order (errors name the argument)."
+    return check_points(self, X)
 
-    def explanation_rows(self, X) -> tuple:
-        "(rows for `_all_terms`, the rows as the Explanation's `data`, the feature names): X checked once."
-        Xv = self.check_rows(X); names = self.feature_names()
-        return Xv, pd.DataFrame(Xv, columns=names, index=X.index if isinstance(X, pd.DataFrame) else None), names
+@patch
+def feature_names(self: RowBlocks) -> list:
+    "The names of the explained columns: the model's `feature_names_in_`, else x0, x1, … (`validation.column_names`)."
+    return column_names(self.n_features_in_, model=self)
+
+@patch
+def explanation_rows(self: RowBlocks, X) -> tuple:
+    "(rows for `_all_terms`, the rows as the Explanation's `data` (built when read), the feature names): X checked once."
+    Xv = self.check_rows(X); names = self.feature_names()
+    return Xv, LazyRows(_rows_frame, (Xv, names, X.index if isinstance(X, pd.DataFrame) else None), Xv.shape), names
 
 # %% ../../nbs/20b_network.ipynb #3aadbe09
 class Network(RowBlocks):
@@ -127,24 +155,44 @@ class Network(RowBlocks):
         except TypeError: pass
         return out
 
-    def relevance(self, X, rule=None, **params) -> np.ndarray:
-        "The relevance (n, d) of the rows X under `rule` (or its parameters as keywords; None: Table 1)."
-        return self._relevance_of(self.check_rows(X), self.rule(rule, **params))
-
-    def explain_terms(self, X, rule=None, **params) -> LRPTerms:
-        "The relevance with its conservation law: relevance.sum(1) + root + gap = output."
-        return self._terms(self.check_rows(X), self.rule(rule, **params))
-
-    def describe(self, rule=None) -> tuple:
-        "(the explained output, the method) in words for the rule given (or Table 1's); plots use them as titles."
-        return self._output_words(), self.rule(rule).describe(self)
-
-    def explain(self, X, **options) -> np.ndarray:
-        "Deprecated: `relevance(X, ...)`, the same array (the name `explain` is the record-returning `neuralized.explain`)."
-        warn_deprecated(f"{type(self).__name__}.explain(X)", f"{type(self).__name__}.relevance(X)")
-        return self.relevance(X, **options)
-
     def _terms(self, X: np.ndarray, rule: Rule) -> LRPTerms: raise NotImplementedError
     def _relevance_of(self, X: np.ndarray, rule: Rule) -> np.ndarray: return self._terms(X, rule).relevance
     def _all_terms(self, X: np.ndarray, rule: Rule) -> LRPTerms: return self._terms(X, rule)
     def _output_words(self) -> str: raise NotImplementedError
+
+# %% ../../nbs/20b_network.ipynb #0ab75432
+@patch
+def relevance(self: Network, X, rule=None, **params) -> np.ndarray:
+    "The relevance (n, d) of the rows X under `rule` (or its parameters as keywords; None: Table 1)."
+    return self._relevance_of(self.check_rows(X), self.rule(rule, **params))
+
+@patch
+def explain_terms(self: Network, X, rule=None, **params) -> LRPTerms:
+    "The relevance with its conservation law: relevance.sum(1) + root + gap = output."
+    return self._terms(self.check_rows(X), self.rule(rule, **params))
+
+@patch
+def describe(self: Network, rule=None) -> tuple:
+    "(the explained output, the method) in words for the rule given (or Table 1's); plots use them as titles."
+    return self._output_words(), self.rule(rule).describe(self)
+
+# %% ../../nbs/20b_network.ipynb #18e55342
+@patch
+def explanation_info(self: Network, rule) -> dict:
+    """The Explanation's `info` under a resolved rule: the network, the output explained, the rule's parameters
+    (every part B name present, None where the rule has no such parameter) and the kernel's γ where there is one."""
+    info = {"network": type(self).__name__, "output": "network_output", "eta": None, "beta": None, "kappa": None}
+    info.update(rule.options())
+    if hasattr(self, "gamma_"): info["gamma"] = self.gamma_
+    return info
+
+@patch
+def row_info(self: Network, rows: np.ndarray, terms: LRPTerms) -> dict:
+    "What the Explanation's `info` adds for these rows (k-means: each row's cluster); nothing by default."
+    return {}
+
+@patch
+def explain(self: Network, X, **options) -> np.ndarray:
+    "Deprecated: `relevance(X, ...)`, the same array (the name `explain` is the record-returning `neuralized.explain`)."
+    warn_deprecated(f"{type(self).__name__}.explain(X)", f"{type(self).__name__}.relevance(X)")
+    return self.relevance(X, **options)

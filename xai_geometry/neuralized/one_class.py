@@ -11,13 +11,18 @@ from scipy.spatial.distance import cdist
 from scipy.special import logsumexp, softmax
 from sklearn.utils.validation import check_is_fitted
 
+from ..explanation import patch
+
 from ..explanation import Explanation
-from ..validation import check_params, check_points
-from .lrp import LRPTerms, NETWORK_OPTIONS, Float, blas_threads
+from ..validation import check_points, column_names
+from .lrp import LRPTerms, Float
+from .network import Network
+from .rules import Rule
 from .svm import check_rbf_model, check_finite_result, dense, feature_names_from
 
 # %% auto #0
-__all__ = ['read_one_class_svm', 'one_class_relevance', 'NeuralizedOneClassSVM', 'conserved_explanation']
+__all__ = ['read_one_class_svm', 'one_class_relevance', 'StiffnessRule', 'NeuralizedOneClassSVM', 'check_conserved',
+           'network_explanation']
 
 # %% ../../nbs/23a_one_class_svm.ipynb #c04b836c
 def read_one_class_svm(model,  # fitted sklearn.svm.OneClassSVM with kernel="rbf"
@@ -49,8 +54,8 @@ def one_class_relevance(net, X: np.ndarray, beta: float) -> tuple[np.ndarray, np
     sum could lose more than 1e-11 of o to cancellation (x at or near a support vector) by direct differences."""
     U = net.support_vectors_ - net.centre_; U2 = U * U
     R = np.empty_like(X); o = np.empty(len(X)); eps = np.finfo(float).eps
-    with blas_threads(net.blas_threads):
-        for b in net._chunks(len(X)):
+    with net._threads():
+        for b in net._blocks(len(X)):
             Xc = X[b] - net.centre_
             D, o[b], P = net._block(X[b], beta)
             W = P * o[b][:, None]
@@ -66,99 +71,118 @@ def one_class_relevance(net, X: np.ndarray, beta: float) -> tuple[np.ndarray, np
                     R[b][r] = _shares_direct(Xc[r], U, W[r], D[r])
     return R, o
 
-# %% ../../nbs/23a_one_class_svm.ipynb #20ae054a
-class NeuralizedOneClassSVM:
+# %% ../../nbs/23a_one_class_svm.ipynb #536c23cc
+class StiffnessRule(Rule):
+    """The rule of the one-class and k-means networks: one parameter, the stiffness β > 0 of the soft-min pooling
+    that shares the output among the pooled members. Its default is the network's (`_default_beta`: the one-class
+    SVM's γ, k-means's `heuristic_beta_kmeans`), its words the network's (`_rule_words`)."""
+    params = ("beta",)
+    constraints = {"beta": [Float(0, None, closed="neither"), None]}
+    kinds = {"beta": float}
+
+    def __init__(self, beta: float | None = None):   # pooling stiffness β > 0 (None: the network's default)
+        super().__init__(beta=beta)
+
+    def default(self, name, network): return network._default_beta()
+    def describe(self, network) -> str: return network._rule_words(self.beta)
+
+# %% ../../nbs/23a_one_class_svm.ipynb #49a9466a
+class NeuralizedOneClassSVM(Network):
     """A fitted Gaussian `OneClassSVM` as a distance / soft min-pooling network (Kauffmann et al. 2020), explained
     by LRP in linear time: `output(X)` is the outlier score o(x) = −γ⁻¹ log Σ_i ᾱ_i exp(−γ‖x − u_i‖²), ᾱ = α/Σα (≥ 0,
     larger = more anomalous); the model's `decision_function` = Σα·exp(−γ o) − ρ decreases strictly with o;
-    `relevance(X)` (n, d) adds up to o(x) exactly. Distances by `scipy.spatial.distance.cdist`, sums by BLAS, in
-    blocks of rows; the fitted model is read once and never modified."""
-    _parameter_constraints = dict(NETWORK_OPTIONS)
-    _explain_constraints = {"beta": [Float(0, None, closed="neither"), None]}
+    `relevance(X)` (n, d) adds up to o(x) exactly. Its rule is a `StiffnessRule` (β, default γ). Distances by
+    `scipy.spatial.distance.cdist`, sums by BLAS, in blocks of rows; the fitted model is read once and never modified."""
+    rule_type = StiffnessRule
 
     def __init__(self, model,                       # fitted sklearn.svm.OneClassSVM with kernel="rbf"
                  *, chunk_size: int | None = None,  # rows per block (default: ~10⁶ matrix entries)
                  blas_threads: int | None = 1,      # BLAS threads in the products (None: the BLAS default)
                 ):
-        check_params(self, self._parameter_constraints, {"chunk_size": chunk_size, "blas_threads": blas_threads})
+        self._set_options(chunk_size, blas_threads)
         self.support_vectors_, alpha, self.gamma_, self.rho_ = read_one_class_svm(model)
         self.alpha_, self.alpha_sum_ = alpha, float(alpha.sum())
         self.log_weights_ = np.log(alpha / self.alpha_sum_)     # log ᾱ_i
         self.centre_, self.n_features_in_ = self.support_vectors_.mean(axis=0), self.support_vectors_.shape[1]
-        self.chunk_size, self.blas_threads = chunk_size, blas_threads
         feature_names_from(self, model)
+
+    def _n_members(self) -> int: return len(self.alpha_)
+    def _default_beta(self) -> float: return self.gamma_
+    def _rule_words(self, beta) -> str:
+        return f"LRP of the one-class network (Kauffmann et al. 2020), β = {beta:.3g} (γ = {self.gamma_:.3g})"
+    def _output_words(self) -> str:
+        return "outlier score o(x) = −γ⁻¹ log Σ ᾱ_i exp(−γ‖x − u_i‖²) of the OneClassSVM (> o*: outlier)"
 
     @property
     def threshold_(self) -> float:
         "o* = −γ⁻¹ log(ρ/Σα): the model predicts an outlier (decision_function < 0) exactly where o(x) > o* (+∞ if ρ ≤ 0)."
         return -np.log(self.rho_ / self.alpha_sum_) / self.gamma_ if self.rho_ > 0 else np.inf
 
-    def _chunks(self, n):
-        check_params(self, {"chunk_size": NETWORK_OPTIONS["chunk_size"]}, {"chunk_size": self.chunk_size})
-        step = self.chunk_size or max(16, (1 << 20) // len(self.alpha_))
-        return [slice(s, s + step) for s in range(0, n, step)]
+# %% ../../nbs/23a_one_class_svm.ipynb #16b50de7
+@patch
+def _block(self: NeuralizedOneClassSVM, Xb, beta):
+    "Squared distances D (n, m), the output o (n,) and the pooling probabilities P (n, m) at stiffness β."
+    D = cdist(Xb, self.support_vectors_, "sqeuclidean")
+    H = D - self.log_weights_ / self.gamma_                   # effective distances h_i
+    o = -logsumexp(-self.gamma_ * H, axis=1) / self.gamma_
+    return D, o, softmax(-beta * H, axis=1)
 
-    def _beta(self, beta):  # β checked (the message names it), γ by default
-        check_params(f"{type(self).__name__}.relevance", self._explain_constraints, {"beta": beta}); return self.gamma_ if beta is None else float(beta)
+@patch
+def output(self: NeuralizedOneClassSVM, X) -> np.ndarray:
+    "The outlier score o(x) (n,), the network's output: the soft-min at stiffness γ of the effective distances."
+    X = check_points(self, X); o = np.concatenate([self._block(X[b], self.gamma_)[1] for b in self._blocks(len(X))] or [[]])
+    self._finite(X, o)
+    return o
 
-    def _block(self, Xb, beta):
-        "Squared distances D (n, m), the output o (n,) and the pooling probabilities P (n, m) at stiffness β."
-        D = cdist(Xb, self.support_vectors_, "sqeuclidean")
-        H = D - self.log_weights_ / self.gamma_                   # effective distances h_i
-        o = -logsumexp(-self.gamma_ * H, axis=1) / self.gamma_
-        return D, o, softmax(-beta * H, axis=1)
+@patch
+def decision_function(self: NeuralizedOneClassSVM, X) -> np.ndarray:
+    "The model's decision function from the network: Σα·exp(−γ o(x)) − ρ (n,); > 0 inlier, < 0 outlier."
+    return self.alpha_sum_ * np.exp(-self.gamma_ * self.output(X)) - self.rho_
 
-    def output(self, X) -> np.ndarray:
-        "The outlier score o(x) (n,), the network's output: the soft-min at stiffness γ of the effective distances."
-        X = check_points(self, X); o = np.concatenate([self._block(X[b], self.gamma_)[1] for b in self._chunks(len(X))] or [[]])
-        check_finite_result(self, X, o)
-        return o
+@patch
+def predict(self: NeuralizedOneClassSVM, X) -> np.ndarray:  # +1 inlier, −1 outlier, as `OneClassSVM.predict`
+    return np.where(self.decision_function(X) >= 0, 1, -1)
 
-    def decision_function(self, X) -> np.ndarray:
-        "The model's decision function from the network: Σα·exp(−γ o(x)) − ρ (n,); > 0 inlier, < 0 outlier."
-        return self.alpha_sum_ * np.exp(-self.gamma_ * self.output(X)) - self.rho_
+@patch
+def pooling_weights(self: NeuralizedOneClassSVM, X, *, beta: float | None = None) -> np.ndarray:
+    "The soft-min probabilities p_i(x) = softmax_i(−β h_i) (n, m) over the support vectors (β default γ)."
+    X = check_points(self, X); beta = self.rule(beta=beta).beta
+    return np.vstack([self._block(X[b], beta)[2] for b in self._blocks(len(X))] or [np.empty((0, len(self.alpha_)))])
 
-    def predict(self, X) -> np.ndarray:  # +1 inlier, −1 outlier, as `OneClassSVM.predict`
-        return np.where(self.decision_function(X) >= 0, 1, -1)
+# %% ../../nbs/23a_one_class_svm.ipynb #256b90aa
+def check_conserved(net, R: np.ndarray, total: np.ndarray, scale: np.ndarray, beta: float) -> None:
+    """Refuse relevance that does not add up to `total` row by row (to 1e-9 of `scale`, the size of the terms summed):
+    a ValueError naming β, the pooling stiffness whose probabilities could not be formed in float64."""
+    bad = ~(np.abs(R.sum(1) - total) <= 1e-9 * scale + 1e-300)
+    if bad.any():
+        raise ValueError(f"{type(net).__name__}: the relevance does not add up to the output for {int(bad.sum())} row(s) "
+                         f"at beta = {beta:.3g} (the pooled members are too close for this stiffness in float64): "
+                         "pass a smaller beta=")
 
-    def pooling_weights(self, X, *, beta: float | None = None) -> np.ndarray:
-        "The soft-min probabilities p_i(x) = softmax_i(−β h_i) (n, m) over the support vectors (β default γ)."
-        X = check_points(self, X); beta = self._beta(beta)
-        return np.vstack([self._block(X[b], beta)[2] for b in self._chunks(len(X))] or [np.empty((0, len(self.alpha_)))])
+def _rows_as_given(Xv, names, index) -> pd.DataFrame: return pd.DataFrame(Xv, columns=names, index=index)
 
-    def _terms(self, X: np.ndarray, beta) -> LRPTerms:   # rows already checked
-        R, o = one_class_relevance(self, X, self._beta(beta)); check_finite_result(self, X, R, o)
-        return LRPTerms(R, o, np.zeros(len(X)), np.zeros(len(X)))
+def network_explanation(net, X, rule) -> Explanation:
+    "The `Explanation` of a network with base 0 (one-class, k-means): values, words and `info` from the network and its rule."
+    Xv = check_points(net, X); t = net._terms(Xv, rule)
+    names = column_names(Xv.shape[1], model=net)
+    return Explanation(values=t.relevance, base_values=0.0, data=_rows_as_given(Xv, names, X.index if isinstance(X, pd.DataFrame) else None),
+                       feature_names=names, output=net._output_words(), method=rule.describe(net),
+                       info={**net.explanation_info(rule), **net.row_info(Xv, t)})
 
-    def explain_terms(self, X, *, beta: float | None = None,  # pooling stiffness β > 0 (default γ: the network's own soft-min)
-                     ) -> LRPTerms:
-        "Relevance R (n, d) ≥ 0 with its conservation law, as part B's networks give it: R.sum(1) + root + gap = o, root = gap = 0."
-        return self._terms(check_points(self, X), beta)
+# %% ../../nbs/23a_one_class_svm.ipynb #59ed4599
+@patch
+def _terms(self: NeuralizedOneClassSVM, X: np.ndarray, rule: StiffnessRule) -> LRPTerms:   # rows already checked
+    "Relevance R (n, d) ≥ 0 with its conservation law, as part B's networks give it: R.sum(1) + root + gap = o, root = gap = 0."
+    R, o = one_class_relevance(self, X, rule.beta); self._finite(X, R, o)
+    check_conserved(self, R, o, np.abs(o), rule.beta)
+    return LRPTerms(R, o, np.zeros(len(X)), np.zeros(len(X)))
 
-    def relevance(self, X, *, beta: float | None = None) -> np.ndarray:  # R (n, d) ≥ 0, Σ_d R_d = o(x)
-        return self._terms(check_points(self, X), beta).relevance
+@patch
+def explanation_info(self: NeuralizedOneClassSVM, rule: StiffnessRule) -> dict:
+    return {"network": type(self).__name__, "output": "outlier_score", "beta": rule.beta, "gamma": self.gamma_,
+            "threshold": self.threshold_, "rho": self.rho_, "alpha_sum": self.alpha_sum_}
 
-    def explain(self, X, *, beta: float | None = None) -> Explanation:
-        "The relevance as an `Explanation`: values (n, d), base 0, values summed = the outlier score o(x)."
-        Xv = check_points(self, X); beta = self._beta(beta); t = self._terms(Xv, beta)
-        return conserved_explanation(self, X, Xv, t.relevance, t.output,
-            output="outlier score o(x) = −γ⁻¹ log Σ ᾱ_i exp(−γ‖x − u_i‖²) of the OneClassSVM (> o*: outlier)",
-            method=f"LRP of the one-class network (Kauffmann et al. 2020), β = {beta:.3g} (γ = {self.gamma_:.3g})",
-            info={"output": "outlier_score", "beta": beta, "gamma": self.gamma_, "threshold": self.threshold_,
-                  "rho": self.rho_, "alpha_sum": self.alpha_sum_})
-
-# %% ../../nbs/23a_one_class_svm.ipynb #d70a523d
-def conserved_explanation(net,                  # the network explained (its class name and feature names are read)
-                          X, Xv: np.ndarray,    # the rows as given (a DataFrame's index is kept) and as checked (n, d)
-                          R: np.ndarray, total: np.ndarray,   # relevance (n, d) and the output it adds up to (n,)
-                          *, output: str, method: str, info: dict,
-                          scale: np.ndarray | None = None,    # (n,) the size of the terms summed (default |total|)
-                         ) -> Explanation:
-    "An `Explanation` with base 0 whose values add up to `total`, checked row by row to 1e-9 of `scale`."
-    scale = np.abs(total) if scale is None else scale
-    if not np.all(np.abs(R.sum(1) - total) <= 1e-9 * scale + 1e-300):
-        raise AssertionError(f"{type(net).__name__}: the relevance does not add up to the output (conservation)")
-    names = [str(s) for s in getattr(net, "feature_names_in_", [f"x{j}" for j in range(Xv.shape[1])])]
-    data = pd.DataFrame(Xv, columns=names, index=X.index if isinstance(X, pd.DataFrame) else None)
-    return Explanation(values=R, base_values=0.0, data=data, feature_names=names, output=output, method=method,
-                       info={"network": type(net).__name__, **info})
+@patch
+def explain(self: NeuralizedOneClassSVM, X, *, beta: float | None = None) -> Explanation:
+    "The relevance as an `Explanation`: values (n, d), base 0, values summed = the outlier score o(x)."
+    return network_explanation(self, X, self.rule(beta=beta))

@@ -10,7 +10,7 @@ from scipy.special import logsumexp
 from sklearn.utils.validation import check_is_fitted
 
 from ..validation import check_points, rbf_gamma
-from .lrp import TwoPools, PoolingWeights, LRPTerms, patch, pool_softmax, root_value
+from .lrp import TwoPools, PoolingWeights, LRPTerms, patch, pool_softmax, relevance, root_value
 from .rules import EtaRule
 from .network import (Network, class_label, check_finite_result, dense,
                                              feature_names_from)
@@ -183,7 +183,7 @@ def _terms(self: SoftPoolNetwork, X: np.ndarray, rule: EtaRule) -> LRPTerms:
         for b in self._blocks(n):
             Xb = X[b]
             Xc, xx, S, p0p, p0n, g[b], L0 = self._block(Xb, rule.beta, output=True, cross=True)
-            E[b] = rule.relevance(self.pools_, Xb, S, p0p, p0n, Xc)
+            E[b] = relevance(self.pools_, Xb, S, rule.eta, p0p, p0n, Xc)      # (the EtaRule's own relevance, called directly)
             dp = p0p - p0n                                          # the bias member's signed probability
             Sb = (S @ self.log_alpha_ + dp * self.log_abs_theta_) / self.gamma_      # Σ_ij p_i p_j b_ij
             root[b] = root_value(self.pools_, Xb, S, rule.eta, p0p, p0n, Sb)
