@@ -14,10 +14,11 @@ import numpy as np
 import pandas as pd
 
 from .validation import Interval, StrOptions, check_params, warn_deprecated
+from .literate import patch
 
 # %% auto #0
-__all__ = ['OUTPUTS', 'DEPRECATED_OUTPUTS', 'BASE_KINDS', 'check_output', 'background_sample', 'UnknownNameError', 'patch',
-           'LazyRows', 'BaseValueWarning', 'Explanation', 'output_text', 'class_explanation']
+__all__ = ['OUTPUTS', 'DEPRECATED_OUTPUTS', 'BASE_KINDS', 'check_output', 'background_sample', 'UnknownNameError', 'LazyRows',
+           'BaseValueWarning', 'Explanation', 'output_text', 'class_explanation']
 
 # %% ../nbs/08_explanation.ipynb #ea8216f5
 OUTPUTS = {   # the quantities an explanation can add up to, one name each, the same in every part
@@ -172,17 +173,6 @@ def _base_label(kind: str | None, info: dict) -> str:
     "The base's name on a plot: E[f(X)], root + gap, the reference in words (f(background mean)), or 'base' if unknown."
     if kind == "reference" and str(info.get("base") or "").startswith("f("): return str(info["base"])
     return BASE_KINDS.get(kind, "base")
-
-# %% ../nbs/08_explanation.ipynb #4795a49c
-def patch(f=None, *, as_prop: bool = False, cls_method: bool = False):
-    "Attach `f` to the class named by its first argument's annotation (`self: Cls` or `cls: Cls`) and return it."
-    if f is None: return lambda g: patch(g, as_prop=as_prop, cls_method=cls_method)
-    first = f.__code__.co_varnames[0]
-    ann = f.__annotations__[first]
-    cls = f.__globals__[ann] if isinstance(ann, str) else ann
-    f.__qualname__ = f"{cls.__name__}.{f.__name__}"
-    setattr(cls, f.__name__, property(f) if as_prop else classmethod(f) if cls_method else f)
-    return f
 
 # %% ../nbs/08_explanation.ipynb #5f0947fc
 class LazyRows(NamedTuple):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
-from ..explanation import patch
+from ..literate import patch
 from sklearn.utils.validation import check_is_fitted
 
 from ..reading import STEP_KINDS, step_kind

@@ -12,7 +12,8 @@ import pandas as pd
 from scipy.linalg import solve
 
 from ..validation import check_params, StrOptions
-from .lrp import NETWORK_OPTIONS, Float, patch
+from .lrp import NETWORK_OPTIONS, Float
+from ..literate import patch
 from .network import dense, feature_names_from
 from .svm import SoftPoolNetwork, check_rbf_model
 

@@ -11,7 +11,7 @@ from scipy.spatial.distance import cdist
 from scipy.special import softmax
 from sklearn.utils.validation import check_is_fitted
 
-from ..explanation import patch
+from ..literate import patch
 
 from ..explanation import Explanation
 from ..validation import check_params, check_points

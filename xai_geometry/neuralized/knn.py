@@ -10,7 +10,8 @@ import pandas as pd
 import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
-from .lrp import TwoPools, PoolingWeights, LRPTerms, patch, root_value
+from .lrp import TwoPools, PoolingWeights, LRPTerms, root_value
+from ..literate import patch
 from .rules import BandRule
 from .network import Network, class_label, dense, feature_names_from
 

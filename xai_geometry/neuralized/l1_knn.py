@@ -11,7 +11,8 @@ from scipy.spatial.distance import cdist
 from sklearn.utils.validation import check_is_fitted
 
 from ..validation import column_names
-from .lrp import PoolingWeights, LRPTerms, patch
+from .lrp import PoolingWeights, LRPTerms
+from ..literate import patch
 from .rules import L1BandRule
 from .network import Network, class_label
 

@@ -12,12 +12,12 @@ import numpy as np
 from scipy.special import logsumexp
 
 from ..validation import Interval
-
+from ..literate import patch
 
 # %% auto #0
 __all__ = ['NETWORK_OPTIONS', 'heuristic_eta_svm', 'heuristic_beta_svm', 'heuristic_kappa_knn', 'heuristic_eta_knn',
-           'median_scale', 'pool_softmax', 'PoolingWeights', 'blas_threads', 'Int', 'Float', 'patch', 'TwoPools',
-           'relevance', 'root_value', 'LRPTerms']
+           'median_scale', 'pool_softmax', 'PoolingWeights', 'blas_threads', 'Int', 'Float', 'TwoPools', 'relevance',
+           'root_value', 'LRPTerms']
 
 # %% ../../nbs/20_lrp.ipynb #e7fb50f5
 def heuristic_eta_svm(gamma: float, # the SVM's effective kernel width γ
@@ -117,16 +117,6 @@ class Float(Interval):
 NETWORK_OPTIONS = {"chunk_size": [Int(1, None, closed="left"), None],    # rows per block; None: ~10⁶ entries
                    "blas_threads": [Int(1, None, closed="left"), None]}  # BLAS threads; None: the BLAS default
 
-
-# %% ../../nbs/20_lrp.ipynb #623c4ca6
-def patch(f):
-    "Attach `f` to the class named by the annotation of its first argument (`self: Cls`), as `Cls.<f.__name__>`."
-    ann = f.__annotations__.get(f.__code__.co_varnames[0]) if f.__code__.co_argcount else None
-    cls = eval(ann, f.__globals__) if isinstance(ann, str) else ann   # a string under `from __future__ import annotations`
-    if not isinstance(cls, type): raise TypeError(f"patch: annotate the first argument of {f.__name__} with its class")
-    f.__qualname__ = f"{cls.__name__}.{f.__name__}"
-    setattr(cls, f.__name__, f)
-    return f.__globals__.get(f.__name__, f)   # a module name the method shares keeps what it named
 
 # %% ../../nbs/20_lrp.ipynb #5acfc87b
 class TwoPools:

@@ -10,7 +10,7 @@ import numpy as np
 from ..validation import check_points, column_names
 from .network import Network, class_label, dense, feature_names_from
 from .knn import ELSEWHERE, check_knn
-from .lrp import patch
+from ..literate import patch
 from .l1_knn import NeuralizedL1KNN
 
 # %% auto #0

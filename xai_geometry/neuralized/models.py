@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from ..explanation import patch
+from ..literate import patch
 from sklearn.utils.validation import check_is_fitted
 
 from ..explanation import Explanation, LazyRows, check_output

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .lrp import LRPTerms, patch
+from .lrp import LRPTerms
+from ..literate import patch
 from .rules import EtaRule
 from .network import Network, dense, feature_names_from
 from .svm import SoftPoolNetwork, check_rbf_model

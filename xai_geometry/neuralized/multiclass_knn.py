@@ -9,7 +9,8 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
-from .lrp import LRPTerms, patch
+from .lrp import LRPTerms
+from ..literate import patch
 from .rules import BandRule
 from .network import Network
 from .knn import NeuralizedKNN

@@ -11,7 +11,7 @@ import functools
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
-from ..explanation import patch
+from ..literate import patch
 
 from ..explanation import LazyRows
 from ..validation import check_params, check_points, column_names, warn_deprecated

@@ -8,8 +8,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..validation import check_params
-from .lrp import (Float, Int, patch, heuristic_beta_svm, heuristic_eta_knn, heuristic_eta_svm,
+from .lrp import (Float, Int, heuristic_beta_svm, heuristic_eta_knn, heuristic_eta_svm,
                                          heuristic_kappa_knn, relevance)
+from ..literate import patch
 
 # %% auto #0
 __all__ = ['Rule', 'EtaRule', 'BandRule', 'L1BandRule']

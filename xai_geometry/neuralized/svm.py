@@ -10,7 +10,8 @@ from scipy.special import logsumexp
 from sklearn.utils.validation import check_is_fitted
 
 from ..validation import check_points, rbf_gamma
-from .lrp import TwoPools, PoolingWeights, LRPTerms, patch, pool_softmax, relevance, root_value
+from .lrp import TwoPools, PoolingWeights, LRPTerms, pool_softmax, relevance, root_value
+from ..literate import patch
 from .rules import EtaRule
 from .network import (Network, class_label, check_finite_result, dense,
                                              feature_names_from)
