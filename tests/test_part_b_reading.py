@@ -176,3 +176,26 @@ def test_a_claim_reads_only_what_is_there(tmp_path):
         CLAIMS["runtime_knn_30s"].read(Tables(tmp_path))
     with pytest.raises(ValueError, match="registered twice"):
         claim("fig4_informative", "§6.4", "again", ("x.csv",))(lambda t: None)
+
+
+def test_the_pooling_sweep_is_table_2_at_table_1s_setting():
+    "At β = γ and κ = (k − 1)/2 the pooling sweep's per-point AUFC is Table 2's LRP column, on the same points."
+    from xai_geometry.experiments.part_b_pooling import pooling_task
+    P = pd.read_csv(FIGURES / "part_b_table2_points.csv.gz").query("seed == 0 and dataset == 'real_estate'")
+    for model in ("svm", "knn"):
+        W = pooling_task("real_estate", model, n_explain=10)
+        mine = W[W.table1].set_index("point").aufc
+        ref = P[P.model == model].set_index("point").lrp
+        np.testing.assert_allclose(mine, ref.loc[mine.index], rtol=1e-4)
+        assert W.value.nunique() >= 2 and len(W) == 10 * W.value.nunique()
+
+
+def test_the_size_series_reading():
+    "The linear-cost claim reads the committed size series' slopes against the declared reading, and says which sizes."
+    from xai_geometry.experiments.bench_part_b import cost_slope
+    from xai_geometry.experiments.claims import WORDS
+    from xai_geometry.experiments.part_b_claims import CLAIMS, Tables
+    S = pd.read_csv(FIGURES / "part_b_cost_series.csv")
+    j = CLAIMS["runtime_linear_cost"].read(Tables(FIGURES))
+    assert (j.status == "reproduced") == bool((abs(cost_slope(S) - 1) <= WORDS["linear_cost"].value).all())
+    assert "[linear_cost]" in j.evidence and "support vectors" in j.evidence
