@@ -176,6 +176,17 @@ def _final_network(model, rc, *, level=None, background=None, chunk_size=None, b
     if where: net.level_from, net.level_default_ = where, False
     return net
 
+# %% ../../nbs/24a_explain.ipynb #06eb4720
+def _opened(model, *, level=None, background=None, chunk_size=None, blas_threads=1) -> tuple:
+    """(the model, its pipeline adapter or None, its final estimator, its network); a pipeline's `neuralize` result
+    (the adapter bound to its network) is taken as built."""
+    if isinstance(getattr(model, "net", None), Network):
+        built = neuralize(model, level=level, background=background, chunk_size=chunk_size)
+        return built.model, built.columns_, built.final_, built.net
+    rc, final = _adapter(model)
+    return model, rc, final, _final_network(model, rc, level=level, background=background, chunk_size=chunk_size,
+                                            blas_threads=blas_threads)
+
 # %% ../../nbs/24a_explain.ipynb #c1e3a5b7
 def supports(model) -> bool:
     """Whether part B has a network for `model` — a fitted model of the table, a Pipeline whose steps the adapter
@@ -211,21 +222,17 @@ class Prepared:
     network of the model (or of the pipeline's final step, `final_`) built, the options checked against its rule and
     the rule resolved (`neuralized.rules`), the words and the record of the explanation written. A call checks the
     rows (through the adapter for a pipeline) and runs the network's forward and backward passes on them; the
-    explanation's `data` is built only when read. `net` is the network, `rule` its rule."""
+    explanation's `data` is built only when read. `net` is the network, `rule` its rule. It is what `neuralize(pipeline)`
+    gives: `transform`, `relevance`, `explain_terms`, `decision_function`, `predict` and `pooling_weights` read raw rows."""
     def __init__(self, model, *, output: str = "network_output", background=None, eta: float | None = None,
                  beta: float | None = None, kappa: int | None = None, level: float | None = None,
                  chunk_size: int | None = None, blas_threads: int | None = 1):
         _check_vocabulary(output, "neuralized.explain")
-        self.model, self.options = model, dict(output=output, background=background, eta=eta, beta=beta, kappa=kappa,
-                                               level=level, chunk_size=chunk_size, blas_threads=blas_threads)
+        self.options = dict(output=output, background=background, eta=eta, beta=beta, kappa=kappa, level=level,
+                            chunk_size=chunk_size, blas_threads=blas_threads)
         if background is not None and not _regression(model): _no_background("neuralized.explain")
-        if isinstance(model, Prepared):                   # `neuralize(pipeline)`: the adapter and the network, built
-            built = neuralize(model, level=level, background=background, chunk_size=chunk_size)
-            self.model, self.columns_, self.final_, net = built.model, built.columns_, built.final_, built.net
-        else:
-            self.columns_, self.final_ = _adapter(model)
-            net = _final_network(model, self.columns_, level=level, background=background, chunk_size=chunk_size,
-                                 blas_threads=blas_threads)
+        self.model, self.columns_, self.final_, net = _opened(model, level=level, background=background,
+                                                              chunk_size=chunk_size, blas_threads=blas_threads)
         self.net = net
         self.rule = rule = _checked_rule(net, eta=eta, beta=beta, kappa=kappa)
         self._passes = net._terms if type(net)._all_terms is Network._all_terms else net._all_terms   # the two passes
