@@ -98,3 +98,16 @@ def test_kmeans_with_identical_or_nearly_identical_centres():
         near.cluster_centers_[1] = near.cluster_centers_[0] + eps
         e = xg.explain(near, Z[:20] + shift)
         np.testing.assert_allclose(e.total, NeuralizedKMeans(near).output(Z[:20] + shift), rtol=1e-9, atol=1e-9)
+
+
+def test_neuralize_pipeline_is_the_adapter_bound_to_its_network():
+    # neuralize(pipeline) is the one pipeline adapter bound to the final network: explain's own path, bit for bit
+    Xn, yn = X.to_numpy(float), y
+    pipe = make_pipeline(StandardScaler(), SVC()).fit(Xn, yn)
+    net = neuralized.neuralize(pipe)
+    assert isinstance(net, neuralized.Prepared) and neuralized.neuralize(net) is net and neuralized.supports(net)
+    Z = pipe[:-1].transform(Xn[:40])
+    np.testing.assert_array_equal(net.transform(Xn[:40]), Z)
+    np.testing.assert_array_equal(net.relevance(Xn[:40]), neuralized.neuralize(pipe[-1]).relevance(Z))
+    np.testing.assert_array_equal(net.decision_function(Xn[:40]), neuralized.neuralize(pipe[-1]).decision_function(Z))
+    np.testing.assert_array_equal(neuralized.explain(net, Xn[:40]).values, neuralized.explain(pipe, Xn[:40]).values)

@@ -310,7 +310,7 @@ def test_any_options(kind, eta, second, chunk):
     assert exp.values.shape[:2] == (6, 4)
     parts = np.abs(exp.values).sum(1) + np.abs(exp.base_values) + np.abs(exp.total)
     net = neuralize(FITTED[kind])
-    expected = (net.network_ if kind == "pipeline" else net)
+    expected = (net.net if kind == "pipeline" else net)
     if kind == "multiclass": return                                     # h_c is checked in nbs/24a
     g = NETS[kind].decision_function(Xq)
     assert np.all(np.abs(exp.total - g) <= 1e-9 * parts + 1e-12), (kind, opts)

@@ -83,7 +83,7 @@ def door_families(quick: bool = False) -> list[dict]:
     add("KernelRidge (LRP)", "concrete", scaled(KernelRidge(kernel="rbf", alpha=0.1, gamma=0.1)), "kernel",
         output, lambda m, c: net(m))
     add("OneClassSVM (LRP)", "wine", scaled(OneClassSVM(nu=0.1, gamma="scale")), "kernel",
-        output, lambda m, c: (lambda X: neuralize(m).network_.output(m[:-1].transform(X))),
+        output, lambda m, c: (lambda X: neuralize(m).net.output(m[:-1].transform(X))),
         unsupervised=True)
     add("KMeans (NEON)", "iris", scaled(KMeans(n_clusters=3, n_init=10, random_state=0)), "kernel", _margin,
         lambda m, c: (lambda X: _margin(m, c)(X.to_numpy(float))), unsupervised=True)

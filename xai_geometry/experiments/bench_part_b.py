@@ -103,13 +103,13 @@ def _bench_pipeline(add, N: int, repeats: int, quick: bool, progress: bool) -> N
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
     from sklearn.svm import SVC
-    from xai_geometry.neuralized import NeuralizedPipeline, NeuralizedSVM, explain
+    from xai_geometry.neuralized import NeuralizedSVM, explain, neuralize
     n_tr = 1_000 if quick else 5_000
     Xp, yp = make_classification(n_tr + N, 30, n_informative=10, flip_y=0.1, random_state=0)
     rng = np.random.default_rng(0)
     Xp = Xp * rng.uniform(0.1, 100, 30) + rng.uniform(-50, 50, 30)          # raw features in unequal units
     pipe = make_pipeline(StandardScaler(), SVC()).fit(Xp[:n_tr], yp[:n_tr]); Xq = Xp[n_tr:]
-    same = bool(np.array_equal(NeuralizedPipeline(pipe).relevance(Xq), NeuralizedSVM(pipe[-1]).relevance(pipe[:-1].transform(Xq)))
+    same = bool(np.array_equal(neuralize(pipe).relevance(Xq), NeuralizedSVM(pipe[-1]).relevance(pipe[:-1].transform(Xq)))
                 and np.array_equal(explain(pipe, Xq).values, NeuralizedSVM(pipe[-1]).explain_terms(pipe[:-1].transform(Xq)).relevance))
     assert same, "the pipeline's relevance differs from NeuralizedSVM on the transformed rows"
     n_sv = int(pipe[-1].n_support_.sum())
@@ -118,8 +118,8 @@ def _bench_pipeline(add, N: int, repeats: int, quick: bool, progress: bool) -> N
     add("pipeline", "sklearn Pipeline.decision_function (peer)", N, peer, peer, note)
     add("pipeline", "neuralized.explain(pipeline, X) → Explanation", N,
         median_time(lambda: explain(pipe, Xq), repeats, warmup=1)[0], peer, note)
-    add("pipeline", "NeuralizedPipeline(pipeline).relevance(X) → array", N,
-        median_time(lambda: NeuralizedPipeline(pipe).relevance(Xq), repeats, warmup=1)[0], peer, note)
+    add("pipeline", "neuralize(pipeline).relevance(X) → array", N,
+        median_time(lambda: neuralize(pipe).relevance(Xq), repeats, warmup=1)[0], peer, note)
     per_row, how = _shap_kernel_per_row(pipe, Xp[:n_tr], Xq[:1] if quick else Xq[:3], 10 if quick else 100,
                                         100 if quick else 2 * 30 + 2048, progress)
     add("pipeline", "shap.KernelExplainer, extrapolated", N, np.nan if per_row is None else per_row * N, peer,

@@ -22,7 +22,7 @@ from .l1_knn import NeuralizedL1KNN
 from .manhattan_knn import NeuralizedManhattanKNN
 from .one_class import NeuralizedOneClassSVM, StiffnessRule
 from .kmeans import NeuralizedKMeans
-from .models import NETWORKS, NeuralizedPipeline, base_values, explain, network_class, neuralize, supports
+from .models import NETWORKS, Prepared, base_values, explain, network_class, neuralize, supports
 from ..explainers.flipping import ConditionalKDEInpainter, aufc, flipping_curve
 
 # %% ../../nbs/B_neuralized.ipynb #93e312a0
@@ -30,7 +30,7 @@ from ..explainers.flipping import ConditionalKDEInpainter, aufc, flipping_curve
 sys.modules[__name__ + ".attribution"], sys.modules[__name__ + ".flipping"] = attribution, flipping
 
 _EXPORTS = {
-    "explain": "models", "base_values": "models", "neuralize": "models", "NeuralizedPipeline": "models",
+    "explain": "models", "base_values": "models", "neuralize": "models", "Prepared": "models",
     "NETWORKS": "models", "network_class": "models", "supports": "models", "Network": "network",
     "Rule": "rules", "EtaRule": "rules", "BandRule": "rules", "L1BandRule": "rules",
     "NeuralizedMulticlassKNN": "multiclass_knn", "NeuralizedManhattanKNN": "manhattan_knn",

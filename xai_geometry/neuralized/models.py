@@ -25,7 +25,7 @@ from .one_class import NeuralizedOneClassSVM
 from .kmeans import NeuralizedKMeans
 
 # %% auto #0
-__all__ = ['NETWORKS', 'explain', 'network_class', 'neuralize', 'NeuralizedPipeline', 'supports', 'Prepared', 'base_values']
+__all__ = ['NETWORKS', 'explain', 'network_class', 'neuralize', 'supports', 'Prepared', 'base_values']
 
 # %% ../../nbs/24a_explain.ipynb #91708054
 def _svc_network(model) -> type:
@@ -96,18 +96,19 @@ def neuralize(model,                           # a fitted model (see the table a
              ):
     """The network of part B for a fitted model (`network_class`: NeuralizedSVM, NeuralizedMulticlassSVM, NeuralizedKNN,
     NeuralizedMulticlassKNN, NeuralizedManhattanKNN, NeuralizedKernelRegression, NeuralizedL1KNN, NeuralizedOneClassSVM,
-    NeuralizedKMeans), or for a Pipeline a `NeuralizedPipeline` (the final network behind the pipeline adapter).
+    NeuralizedKMeans), or for a Pipeline its `Prepared`: the pipeline adapter bound to the final step's network.
     A regression is explained at `level`, by default the mean prediction over `background` if given, else over the
     training rows the model keeps (`default_level`); `background` applies to regressions only."""
     from sklearn.pipeline import Pipeline
     check_params("neuralize", {**NETWORK_OPTIONS, "level": [Float(None, None, closed="neither"), None]},
                  {"level": level, "chunk_size": chunk_size, "blas_threads": blas_threads})
     opts = dict(chunk_size=chunk_size, blas_threads=blas_threads)
-    if isinstance(model, Network):
+    if isinstance(model, Network) or isinstance(getattr(model, "net", None), Network):   # (a pipeline's: `Prepared`)
         if level is not None or chunk_size is not None:
-            raise ValueError(f"model is already a network ({type(model).__name__}): its level and chunk_size were set when it was built")
+            raise ValueError(f"model is already a network ({type(getattr(model, 'net', model)).__name__}): its level "
+                             "and chunk_size were set when it was built")
         return model if background is None else _at_background_level(model, background)
-    if isinstance(model, Pipeline): return NeuralizedPipeline(model, level=level, background=background, **opts)
+    if isinstance(model, Pipeline): return Prepared(model, level=level, background=background, **opts)
     cls = network_class(model)
     if not issubclass(cls, NeuralizedKernelRegression):
         if level is not None:
@@ -135,7 +136,7 @@ def _regression(model) -> bool:
     "Whether `model` (a fitted model, a Pipeline or a network) is a regression, whose level a background sets."
     from sklearn.base import is_regressor
     from sklearn.pipeline import Pipeline
-    model = getattr(model, "network_", model)          # a pipeline's network: its final network
+    model = getattr(model, "net", model)               # a pipeline's `Prepared`: its final network
     if isinstance(model, Network): return isinstance(model, NeuralizedKernelRegression)
     if isinstance(model, Pipeline) and len(model.steps): model = model.steps[-1][1]
     return is_regressor(model)
@@ -143,13 +144,13 @@ def _regression(model) -> bool:
 def _at_background_level(net, background):
     """A network already built, at the level of `background` (its rows' mean prediction) if it is a regression whose
     level was a default from the training rows; otherwise background is refused."""
-    core = getattr(net, "network_", net)                  # a pipeline's network: its final network
+    core = getattr(net, "net", net)                       # a pipeline's `Prepared`: its final network
     if not isinstance(core, NeuralizedKernelRegression): _no_background("neuralized.explain")
     if not getattr(core, "level_default_", False):
         raise ValueError(f"background sets the level of a regression, but this network's level was given "
                          f"(c = {core.level:.6g}, {core.level_from}): build it with neuralize(model, background=...)")
     opts = dict(chunk_size=core.chunk_size, blas_threads=core.blas_threads)
-    if core is not net: return NeuralizedPipeline(net.pipeline_, background=background, **opts)
+    if core is not net: return Prepared(net.model, background=background, **opts)
     c, where = default_level(core.model_, background)
     out = NeuralizedKernelRegression(core.model_, level=c, method=core.method, **opts)
     out.level_from = where
@@ -175,43 +176,16 @@ def _final_network(model, rc, *, level=None, background=None, chunk_size=None, b
     if where: net.level_from, net.level_default_ = where, False
     return net
 
-# %% ../../nbs/24a_explain.ipynb #026148f7
-class NeuralizedPipeline(Network):
-    """A fitted Pipeline's network: the pipeline adapter (`columns_`, `explainers.pipelines.RawColumns`) maps raw rows
-    to the final step's input, the final network (`network_`) runs there, and relevance is summed per raw column."""
-    def __init__(self, model, *, level: float | None = None, background=None, chunk_size: int | None = None,
-                 blas_threads: int | None = 1):
-        from sklearn.pipeline import Pipeline
-        if not isinstance(model, Pipeline): raise TypeError(f"model must be a fitted sklearn Pipeline, got {type(model).__name__}")
-        self.columns_, _ = _adapter(model)
-        self.network_ = _final_network(model, self.columns_, level=level, background=background, chunk_size=chunk_size,
-                                       blas_threads=blas_threads)
-        self.pipeline_, self.classes_, self.rule_type = model, getattr(self.network_, "classes_", None), self.network_.rule_type
-        self.n_features_in_, self.pools_ = self.columns_.n_raw, getattr(self.network_, "pools_", None)
-        self.chunk_size, self.blas_threads = self.network_.chunk_size, self.network_.blas_threads
-        if hasattr(self.columns_, "feature_names_in_"): self.feature_names_in_ = np.asarray(self.columns_.feature_names_in_, dtype=object)
-
-    def transform(self, X) -> np.ndarray:
-        """t(X): the raw rows checked (columns matched by name; for scalers as the networks check rows, `check_points`)
-        and transformed by the adapter, dense float (n, d)."""
-        Z = self.columns_.transform(check_points(self, X) if self.columns_.affine else X, "X")
-        return Z.to_numpy(dtype=float) if isinstance(Z, pd.DataFrame) else Z
-
-    check_rows = transform                                  # the rows the final network reads
-    def rule(self, rule=None, **params): return self.network_.rule(rule, **params)
-    def _terms(self, Z, rule): return self._raw(self.network_._terms(Z, rule))
-    def _all_terms(self, Z, rule): return self._raw(self.network_._all_terms(Z, rule))
-    def _raw(self, t): return t._replace(relevance=self.columns_.to_raw(t.relevance))
-    def describe(self, rule=None) -> tuple:
-        output, method = self.network_.describe(rule)
-        return output, f"{method}, summed per raw column"
-    def decision_function(self, X) -> np.ndarray: return self.network_.decision_function(self.transform(X))
-    def predict(self, X) -> np.ndarray: return self.network_.predict(self.transform(X))
-    def pooling_weights(self, X, **options):
-        "The final network's `pooling_weights` at t(X) (binary SVM, k-NN and regression networks)."
-        if not hasattr(self.network_, "pooling_weights"):
-            raise TypeError(f"{type(self.network_).__name__} has no pooling weights of its own (one per pair of classes)")
-        return self.network_.pooling_weights(self.transform(X), **options)
+# %% ../../nbs/24a_explain.ipynb #06eb4720
+def _opened(model, *, level=None, background=None, chunk_size=None, blas_threads=1) -> tuple:
+    """(the model, its pipeline adapter or None, its final estimator, its network); a pipeline's `neuralize` result
+    (the adapter bound to its network) is taken as built."""
+    if isinstance(getattr(model, "net", None), Network):
+        built = neuralize(model, level=level, background=background, chunk_size=chunk_size)
+        return built.model, built.columns_, built.final_, built.net
+    rc, final = _adapter(model)
+    return model, rc, final, _final_network(model, rc, level=level, background=background, chunk_size=chunk_size,
+                                            blas_threads=blas_threads)
 
 # %% ../../nbs/24a_explain.ipynb #c1e3a5b7
 def supports(model) -> bool:
@@ -219,7 +193,7 @@ def supports(model) -> bool:
     traces to raw columns ending in one, or a network — from the table and the cheap checks of its entry, without
     building the network (a few rare refusals, e.g. a class with fewer than q training rows, come only when it is built)."""
     from sklearn.pipeline import Pipeline
-    if isinstance(model, Network): return True
+    if isinstance(model, Network) or isinstance(getattr(model, "net", None), Network): return True
     try:
         if isinstance(model, Pipeline):
             rc = RawColumns(model, strict=False)
@@ -248,17 +222,18 @@ class Prepared:
     network of the model (or of the pipeline's final step, `final_`) built, the options checked against its rule and
     the rule resolved (`neuralized.rules`), the words and the record of the explanation written. A call checks the
     rows (through the adapter for a pipeline) and runs the network's forward and backward passes on them; the
-    explanation's `data` is built only when read. `net` is the network, `rule` its rule."""
+    explanation's `data` is built only when read. `net` is the network, `rule` its rule. It is what `neuralize(pipeline)`
+    gives: `transform`, `relevance`, `explain_terms`, `decision_function`, `predict` and `pooling_weights` read raw rows."""
     def __init__(self, model, *, output: str = "network_output", background=None, eta: float | None = None,
                  beta: float | None = None, kappa: int | None = None, level: float | None = None,
                  chunk_size: int | None = None, blas_threads: int | None = 1):
         _check_vocabulary(output, "neuralized.explain")
-        self.model, self.options = model, dict(output=output, background=background, eta=eta, beta=beta, kappa=kappa,
-                                               level=level, chunk_size=chunk_size, blas_threads=blas_threads)
+        self.options = dict(output=output, background=background, eta=eta, beta=beta, kappa=kappa, level=level,
+                            chunk_size=chunk_size, blas_threads=blas_threads)
         if background is not None and not _regression(model): _no_background("neuralized.explain")
-        self.columns_, self.final_ = _adapter(model)
-        self.net = net = _final_network(model, self.columns_, level=level, background=background,
-                                        chunk_size=chunk_size, blas_threads=blas_threads)
+        self.model, self.columns_, self.final_, net = _opened(model, level=level, background=background,
+                                                              chunk_size=chunk_size, blas_threads=blas_threads)
+        self.net = net
         self.rule = rule = _checked_rule(net, eta=eta, beta=beta, kappa=kappa)
         self._passes = net._terms if type(net)._all_terms is Network._all_terms else net._all_terms   # the two passes
         self.what, self.method = net.describe(rule)
@@ -361,6 +336,45 @@ def base_values(model,                         # fitted model or Pipeline (see `
     if background is not None and not _regression(model): _no_background("neuralized.base_values")
     return explain(model, X, background=background, eta=eta, beta=beta, kappa=kappa, level=level,
                    chunk_size=chunk_size, blas_threads=blas_threads).base_values
+
+# %% ../../nbs/24a_explain.ipynb #f3e69cb6
+@patch
+def transform(self: Prepared, X) -> np.ndarray:
+    """t(X): the rows the network reads, dense float (n, d); a pipeline's raw rows checked (for scalers as the networks
+    check rows, `check_points`) and transformed by the adapter."""
+    if self.columns_ is None: return self.net.check_rows(X)
+    Z = self.columns_.transform(check_points(self.columns_._named, X) if self.columns_.affine else X, "X")
+    return Z.to_numpy(dtype=float) if isinstance(Z, pd.DataFrame) else Z
+
+@patch
+def explain_terms(self: Prepared, X, rule=None, **params) -> LRPTerms:
+    """The network's terms at t(X) under the prepared rule (or `rule`, or its parameters), the relevance summed per
+    raw column for a pipeline: relevance.sum(1) + root + gap = output, g(t(x))."""
+    t = self.net._terms(self.transform(X), self.rule if rule is None and not params else self.net.rule(rule, **params))
+    return t if self.columns_ is None else t._replace(relevance=self.columns_.to_raw(t.relevance))
+
+@patch
+def relevance(self: Prepared, X, rule=None, **params) -> np.ndarray:
+    "The relevance of the rows X, (n, d) in the raw columns: `explain_terms(X, ...).relevance`."
+    return self.explain_terms(X, rule, **params).relevance
+
+# %% ../../nbs/24a_explain.ipynb #e45fb625
+@patch
+def decision_function(self: Prepared, X) -> np.ndarray:
+    "The network's output g at t(X)."
+    return self.net.decision_function(self.transform(X))
+
+@patch
+def predict(self: Prepared, X) -> np.ndarray:
+    "The network's decisions at t(X) (for a pipeline: the pipeline's own)."
+    return self.net.predict(self.transform(X))
+
+@patch
+def pooling_weights(self: Prepared, X, **options):
+    "The network's `pooling_weights` at t(X) (binary SVM, k-NN and regression networks)."
+    if not hasattr(self.net, "pooling_weights"):
+        raise TypeError(f"{type(self.net).__name__} has no pooling weights of its own (one per pair of classes)")
+    return self.net.pooling_weights(self.transform(X), **options)
 
 # %% ../../nbs/24a_explain.ipynb #d5a0c128
 # rows in a dask DataFrame or array: the same explanation, lazily, partition by partition (nbs/43_cluster.ipynb)
