@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['patch']
 
-# %% ../nbs/08j_literate.ipynb #100097b5
+# %% ../nbs/08j_literate.ipynb #af25344d
 def patch(f=None, *, as_prop: bool = False, cls_method: bool = False):
     "Attach `f` to the class named by its first argument's annotation (`self: Cls` or `cls: Cls`); the module's name stays."
     if f is None: return lambda g: patch(g, as_prop=as_prop, cls_method=cls_method)
