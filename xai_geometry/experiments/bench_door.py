@@ -38,7 +38,22 @@ def _margin(model, cols):
         D = np.sort(D ** 2, axis=1); return D[:, 1] - D[:, 0]
     return f
 
-# %% ../../nbs/48c_bench_door.ipynb #210a4e79
+# %% ../../nbs/48c_bench_door.ipynb #5d066aeb
+def _door_family(quick: bool, family: str, dataset: str, model, peer: str, f_of, ref_of, target=None,
+                 standardize: bool = False, unsupervised: bool = False) -> dict:
+    "One entry of `door_families`: `model` fitted on `dataset`, f = f_of(model, columns), reference = ref_of(model, columns)."
+    from sklearn.preprocessing import StandardScaler
+    X_tr, X_te, y_tr, _ = _split(dataset, target)
+    if quick: X_tr, y_tr = X_tr.iloc[:200], y_tr.iloc[:200]          # a smoke test: 200 training rows
+    if standardize:
+        sc = StandardScaler().fit(X_tr)
+        X_tr, X_te = (pd.DataFrame(sc.transform(A), columns=A.columns, index=A.index) for A in (X_tr, X_te))
+    model.fit(X_tr) if unsupervised else model.fit(X_tr, y_tr)
+    cols = list(X_tr.columns)
+    return dict(family=family, dataset=dataset, model=model, X=X_te, train=X_tr, peer=peer,
+                f=f_of(model, cols), reference=ref_of(model, cols))
+
+# %% ../../nbs/48c_bench_door.ipynb #895513c8
 def door_families(quick: bool = False) -> list[dict]:
     """The families the door explains exactly, each fitted on a bundled data set: {"family", "dataset", "model",
     "X" (the rows the model takes), "train" (training rows), "peer" ("tree", "linear" or "kernel"), "f" (the
@@ -59,16 +74,7 @@ def door_families(quick: bool = False) -> list[dict]:
     scaled = lambda m: make_pipeline(StandardScaler(), m)
     net = lambda m: (lambda X: neuralize(m).decision_function(X))
     out = []
-    def add(family, dataset, model, peer, f_of, ref_of, target=None, standardize=False, unsupervised=False):
-        X_tr, X_te, y_tr, _ = _split(dataset, target)
-        if quick: X_tr, y_tr = X_tr.iloc[:200], y_tr.iloc[:200]          # a smoke test: 200 training rows
-        if standardize:
-            sc = StandardScaler().fit(X_tr)
-            X_tr, X_te = (pd.DataFrame(sc.transform(A), columns=A.columns, index=A.index) for A in (X_tr, X_te))
-        model.fit(X_tr) if unsupervised else model.fit(X_tr, y_tr)
-        cols = list(X_tr.columns)
-        out.append(dict(family=family, dataset=dataset, model=model, X=X_te, train=X_tr, peer=peer,
-                        f=f_of(model, cols), reference=ref_of(model, cols)))
+    add = lambda *a, **k: out.append(_door_family(quick, *a, **k))
     binary = lambda v: (v >= 6).astype(int)
     log_odds = lambda m, c: _log_odds(m, c)
     output = lambda m, c: model_output(m)[1]      # the model's real-valued output f, read as every entry reads it
@@ -124,7 +130,43 @@ def _median_seconds(f, repeats: int) -> float:
         t0 = time.perf_counter(); f(); ts.append(time.perf_counter() - t0)
     return statistics.median(ts)
 
-# %% ../../nbs/48c_bench_door.ipynb #fb1d1c20
+# %% ../../nbs/48c_bench_door.ipynb #f690d645
+def _door_run(fam: dict, B: pd.DataFrame, rows: pd.DataFrame) -> tuple:
+    "(the resolved method class, the door's call, its explanation of `rows`, its relative conservation error)."
+    import xai_geometry as xg
+    from xai_geometry import methods                    # the exact method classes, registered
+    from xai_geometry.methods import resolve
+    model = fam["model"]
+    cls = resolve(model)                               # method='auto'
+    door_bg = B if cls.name != "lrp" else None        # LRP takes no background: its roots are found per row
+    door = lambda: xg.Explainer(model, background=door_bg)(rows)
+    e = door()
+    ref = np.asarray(fam["reference"](rows), float)
+    err = float(np.max(np.abs(e.total - ref) / np.maximum(1.0, np.abs(ref))))
+    return cls, door, e, err
+
+# %% ../../nbs/48c_bench_door.ipynb #b28f7a20
+def _bench_row(fam: dict, n_rows: int, n_background: int, nsamples: int, repeats: int) -> dict:
+    "The row of bench_door.csv for one family."
+    model, rows = fam["model"], fam["X"].iloc[:n_rows]
+    B = fam["train"].sample(n_background, random_state=0)
+    cls, door, e, err = _door_run(fam, B, rows)
+    V = shap_run(fam, B, rows, nsamples)
+    same = fam["peer"] in ("tree", "linear")
+    t_door = _median_seconds(door, repeats)
+    t_shap = _median_seconds(lambda: shap_run(fam, B, rows, nsamples), repeats)
+    return dict(family=fam["family"], dataset=fam["dataset"],
+                model=(" + ".join(type(s).__name__ for _, s in model.steps) if hasattr(model, "steps") else type(model).__name__),
+                rows=len(rows), features=rows.shape[1], background=n_background, method=cls.name, exact=bool(cls.exact),
+                additive=bool(cls.additive), explains=e.output, output=e.info.get("output", e.info.get("explains", "")), base=cls.base,
+                law="values summed + base = " + e.output, conservation_err=err,
+                peer=PEERS[fam["peer"]] + (f" (nsamples={nsamples})" if fam["peer"] == "kernel" else ""),
+                door_ms_per_row=1e3 * t_door / len(rows), shap_ms_per_row=1e3 * t_shap / len(rows),
+                speedup=t_shap / t_door, max_abs_diff_shap=float(np.abs(e.values - V).max()) if same else np.nan,
+                repeats=repeats, load_average=os.getloadavg()[0] if hasattr(os, "getloadavg") else np.nan,
+                cores=os.cpu_count())
+
+# %% ../../nbs/48c_bench_door.ipynb #d94d79ab
 def bench(out_dir: Path,           # where bench_door.csv goes
           repeats: int = 5,        # timed runs of each explainer (medians reported)
           quick: bool = False,     # 200 training rows, 2 explained, 8 background rows, 40 samples, one run (a smoke test)
@@ -136,40 +178,15 @@ def bench(out_dir: Path,           # where bench_door.csv goes
     (max |values summed + base − the explained output|, relative); the largest difference from shap's values where
     both explain the same quantity exactly (linear models, trees). Writes bench_door.csv into out_dir, then
     `forest_vs_shap`'s bench_door_forest.csv."""
-    import xai_geometry as xg
-    from xai_geometry import methods                    # the exact method classes, registered
-    from xai_geometry.methods import resolve
     n_rows, n_background, nsamples = (2, 8, 40) if quick else (20, 50, 200)
     repeats = 1 if quick else repeats
     out = []
     for fam in door_families(quick):
-        model, rows = fam["model"], fam["X"].iloc[:n_rows]
-        B = fam["train"].sample(n_background, random_state=0)
-        cls = resolve(model)                               # method='auto'
-        door_bg = B if cls.name != "lrp" else None        # LRP takes no background: its roots are found per row
-        door = lambda: xg.Explainer(model, background=door_bg)(rows)
-        e = door()
-        ref = np.asarray(fam["reference"](rows), float)
-        err = float(np.max(np.abs(e.total - ref) / np.maximum(1.0, np.abs(ref))))
-        V = shap_run(fam, B, rows, nsamples)
-        same = fam["peer"] in ("tree", "linear")
-        t_door = _median_seconds(door, repeats)
-        t_shap = _median_seconds(lambda: shap_run(fam, B, rows, nsamples), repeats)
-        final = model[-1] if hasattr(model, "steps") else model
-        r = dict(family=fam["family"], dataset=fam["dataset"],
-                 model=(" + ".join(type(s).__name__ for _, s in model.steps) if hasattr(model, "steps") else type(model).__name__),
-                 rows=len(rows), features=rows.shape[1], background=n_background, method=cls.name, exact=bool(cls.exact),
-                 additive=bool(cls.additive), explains=e.output, output=e.info.get("output", e.info.get("explains", "")), base=cls.base,
-                 law="values summed + base = " + e.output, conservation_err=err,
-                 peer=PEERS[fam["peer"]] + (f" (nsamples={nsamples})" if fam["peer"] == "kernel" else ""),
-                 door_ms_per_row=1e3 * t_door / len(rows), shap_ms_per_row=1e3 * t_shap / len(rows),
-                 speedup=t_shap / t_door, max_abs_diff_shap=float(np.abs(e.values - V).max()) if same else np.nan,
-                 repeats=repeats, load_average=os.getloadavg()[0] if hasattr(os, "getloadavg") else np.nan,
-                 cores=os.cpu_count())
+        r = _bench_row(fam, n_rows, n_background, nsamples, repeats)
         out.append(r)
         if progress:
             print(f"{r['family']}: door ({r['method']}) {r['door_ms_per_row']:.3g} ms/row, {r['peer']} "
-                  f"{r['shap_ms_per_row']:.3g} ms/row, x{r['speedup']:.3g}; conservation {err:.1e}", flush=True)
+                  f"{r['shap_ms_per_row']:.3g} ms/row, x{r['speedup']:.3g}; conservation {r['conservation_err']:.1e}", flush=True)
     table = pd.DataFrame(out)
     out_dir = Path(out_dir); out_dir.mkdir(parents=True, exist_ok=True)
     table.to_csv(out_dir / "bench_door.csv", index=False, float_format="%.6g")

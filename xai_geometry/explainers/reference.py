@@ -56,7 +56,7 @@ def _kmeans_background(shap, B: np.ndarray, k: int):
         _KMEANS[key] = shap.kmeans(B, k)
     return _KMEANS[key]
 
-# %% ../../nbs/25a_reference.ipynb #27320fc2
+# %% ../../nbs/25a_reference.ipynb #066c1fc3
 def _shap_function(model, output: str):
     "f: (m, d) -> (m,) for one output, or (m, 2) [decision, label] for output='both'."
     if output == "both":
@@ -64,14 +64,14 @@ def _shap_function(model, output: str):
         return lambda Z: np.column_stack([fd(Z), fl(Z)])
     return _output(model, output)
 
-# %% ../../nbs/25a_reference.ipynb #6dd087f3
+# %% ../../nbs/25a_reference.ipynb #6a5f495c
 def _shap_background(shap, B: np.ndarray, background: str, background_size: int, random_state: int):
     "The background rows (or shap's weighted summary) for `background` in {'kmeans', 'sample', 'mean'}."
     return (_kmeans_background(shap, B, background_size) if background == "kmeans" else
             shap.sample(B, background_size, random_state=random_state) if background == "sample" else
             B.mean(0, keepdims=True))
 
-# %% ../../nbs/25a_reference.ipynb #987c0bb8
+# %% ../../nbs/25a_reference.ipynb #a77b1efa
 def _shap_relevance(R, output: str, shape: tuple) -> np.ndarray:
     "shap's values as (n, d), or (2, n, d) [decision, label] for output='both'."
     if output == "both":
@@ -79,7 +79,7 @@ def _shap_relevance(R, output: str, shape: tuple) -> np.ndarray:
         return R.reshape((2,) + shape)
     return np.asarray(R, float).reshape(shape)
 
-# %% ../../nbs/25a_reference.ipynb #a22d26ca
+# %% ../../nbs/25a_reference.ipynb #f51d164b
 def kernel_shap_reference(model, X, X_train, *, random_state: int = 0, background: str = "kmeans",
                           background_size: int = 10, l1_reg="auto", nsamples="auto", output: str = "decision") -> np.ndarray:
     """KernelSHAP by the reference package: `shap.KernelExplainer` of the explained output f
