@@ -38,7 +38,7 @@ def _margin(model, cols):
         D = np.sort(D ** 2, axis=1); return D[:, 1] - D[:, 0]
     return f
 
-# %% ../../nbs/48c_bench_door.ipynb #5d066aeb
+# %% ../../nbs/48c_bench_door.ipynb #7368f20a
 def _door_family(quick: bool, family: str, dataset: str, model, peer: str, f_of, ref_of, target=None,
                  standardize: bool = False, unsupervised: bool = False) -> dict:
     "One entry of `door_families`: `model` fitted on `dataset`, f = f_of(model, columns), reference = ref_of(model, columns)."
@@ -53,7 +53,7 @@ def _door_family(quick: bool, family: str, dataset: str, model, peer: str, f_of,
     return dict(family=family, dataset=dataset, model=model, X=X_te, train=X_tr, peer=peer,
                 f=f_of(model, cols), reference=ref_of(model, cols))
 
-# %% ../../nbs/48c_bench_door.ipynb #895513c8
+# %% ../../nbs/48c_bench_door.ipynb #9182a1ac
 def door_families(quick: bool = False) -> list[dict]:
     """The families the door explains exactly, each fitted on a bundled data set: {"family", "dataset", "model",
     "X" (the rows the model takes), "train" (training rows), "peer" ("tree", "linear" or "kernel"), "f" (the
@@ -130,7 +130,7 @@ def _median_seconds(f, repeats: int) -> float:
         t0 = time.perf_counter(); f(); ts.append(time.perf_counter() - t0)
     return statistics.median(ts)
 
-# %% ../../nbs/48c_bench_door.ipynb #f690d645
+# %% ../../nbs/48c_bench_door.ipynb #556aa974
 def _door_run(fam: dict, B: pd.DataFrame, rows: pd.DataFrame) -> tuple:
     "(the resolved method class, the door's call, its explanation of `rows`, its relative conservation error)."
     import xai_geometry as xg
@@ -145,7 +145,7 @@ def _door_run(fam: dict, B: pd.DataFrame, rows: pd.DataFrame) -> tuple:
     err = float(np.max(np.abs(e.total - ref) / np.maximum(1.0, np.abs(ref))))
     return cls, door, e, err
 
-# %% ../../nbs/48c_bench_door.ipynb #b28f7a20
+# %% ../../nbs/48c_bench_door.ipynb #491c709b
 def _bench_row(fam: dict, n_rows: int, n_background: int, nsamples: int, repeats: int) -> dict:
     "The row of bench_door.csv for one family."
     model, rows = fam["model"], fam["X"].iloc[:n_rows]
@@ -166,7 +166,7 @@ def _bench_row(fam: dict, n_rows: int, n_background: int, nsamples: int, repeats
                 repeats=repeats, load_average=os.getloadavg()[0] if hasattr(os, "getloadavg") else np.nan,
                 cores=os.cpu_count())
 
-# %% ../../nbs/48c_bench_door.ipynb #d94d79ab
+# %% ../../nbs/48c_bench_door.ipynb #5722e663
 def bench(out_dir: Path,           # where bench_door.csv goes
           repeats: int = 5,        # timed runs of each explainer (medians reported)
           quick: bool = False,     # 200 training rows, 2 explained, 8 background rows, 40 samples, one run (a smoke test)
