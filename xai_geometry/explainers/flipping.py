@@ -290,7 +290,7 @@ def flip(f0: np.ndarray,  # (n,) the model's output at the explained points
         curves[:, t] = (sign[:, None] * transform(score(draws, kept))).mean(1)
     return n_removed, curves
 
-# %% ../../nbs/26_flipping.ipynb #2c6e9c89
+# %% ../../nbs/26_flipping.ipynb #843d5c2b
 def _relevance_rows(relevance, n: int, d: int) -> np.ndarray:
     "The relevance (n, d) of the explained rows: an array, or the values of an Explanation of one output."
     if isinstance(relevance, Explanation):
@@ -302,7 +302,7 @@ def _relevance_rows(relevance, n: int, d: int) -> np.ndarray:
         raise ValueError(f"relevance has {R.shape[0]} rows but X has {n}")
     return R
 
-
+# %% ../../nbs/26_flipping.ipynb #78a95ec3
 def _fitted_inpainter(inpainter, background, d: int) -> ConditionalKDEInpainter:
     "The in-painter: the fitted one given, or one fitted to `background`; its columns must be X's d."
     if inpainter is None:
@@ -315,7 +315,16 @@ def _fitted_inpainter(inpainter, background, d: int) -> ConditionalKDEInpainter:
         raise ValueError(f"the inpainter was fitted on {inpainter.n_features_in_} features, X has {d}")
     return inpainter
 
-# %% ../../nbs/26_flipping.ipynb #e4d708ce
+# %% ../../nbs/26_flipping.ipynb #f161a4e0
+def _check_flipping_params(output, n_draws, step, tie_rtol, local_gamma) -> None:
+    "Refuse an option of `flipping_curve` out of its range, naming it."
+    check_params("flipping_curve", {"output": [_OUTPUTS], "n_draws": [Interval(Integral, 1, None, closed="left")],
+                                    "step": [Interval(Integral, 1, None, closed="left"), None], "tie_rtol": [Interval(Real, 0, None, closed="left")],
+                                    "local_gamma": [Interval(Real, 0, None, closed="left")]},
+                 {"output": output, "n_draws": n_draws, "step": step, "tie_rtol": tie_rtol, "local_gamma": local_gamma})
+    if not np.isfinite(tie_rtol): raise ValueError(f"tie_rtol must be finite, got {tie_rtol!r}")
+
+# %% ../../nbs/26_flipping.ipynb #19197192
 @keyword_only
 def flipping_curve(model,  # fitted binary classifier (see attribution.explained_model), an object with decision_function, or a callable f: (m, d) -> (m,)
                    X,  # (n, d) explained points
@@ -349,11 +358,7 @@ def flipping_curve(model,  # fitted binary classifier (see attribution.explained
     f, X = _as_output(model, X)
     n, d = X.shape
     R = _relevance_rows(relevance, n, d)
-    check_params("flipping_curve", {"output": [_OUTPUTS], "n_draws": [Interval(Integral, 1, None, closed="left")],
-                                    "step": [Interval(Integral, 1, None, closed="left"), None], "tie_rtol": [Interval(Real, 0, None, closed="left")],
-                                    "local_gamma": [Interval(Real, 0, None, closed="left")]},
-                 {"output": output, "n_draws": n_draws, "step": step, "tie_rtol": tie_rtol, "local_gamma": local_gamma})
-    if not np.isfinite(tie_rtol): raise ValueError(f"tie_rtol must be finite, got {tie_rtol!r}")
+    _check_flipping_params(output, n_draws, step, tie_rtol, local_gamma)
     step = flipping_step(d) if step is None else step
     inpainter = _fitted_inpainter(inpainter, background, d)
     return flip(f(X), lambda D, kept: f(D.reshape(-1, d)).reshape(D.shape[:2]), X, R, inpainter, n_draws=n_draws, step=step,
