@@ -45,7 +45,7 @@ def _outputs(model) -> list:
     multi = estimator_type(model) == "classifier" and len(getattr(model, "classes_", ())) > 2
     return _class_outputs(model) if multi else [explained_model(model)]
 
-# %% ../../nbs/25b_agnostic.ipynb #31f68bb8
+# %% ../../nbs/25b_agnostic.ipynb #38310769
 class ModelAgnostic(Method):
     """A method that explains any fitted classifier or regressor through its output alone. Subclasses set
     `function` (the baseline, `(model, X, *, background, random_state, **options) -> (n, d)`), the class
@@ -64,35 +64,39 @@ class ModelAgnostic(Method):
         "The baseline function itself (the former registry rows' `load`)."
         return cls.function
 
-    @classmethod
-    def refusal(cls, model) -> str | None:
-        if isinstance(model, type): return f"{model.__name__} is a class, not a fitted model"
-        if not hasattr(model, "fit"): return f"{type(model).__name__} is not a scikit-learn estimator"
-        if estimator_type(model) is None:
-            return (f"{type(model).__name__} is neither a classifier nor a regressor (the model-agnostic methods explain a "
-                    "classifier's decision function or probabilities, or a regressor's prediction)")
-        try: model_output(model)                          # the one reading of the output: says why there is none
-        except TypeError as e: return str(e)
-        return None
+# %% ../../nbs/25b_agnostic.ipynb #4dc60f8d
+def _agnostic_refusal(cls, model) -> str | None:
+    "Why the model-agnostic methods do not explain `model` (one line), or None if they do."
+    if isinstance(model, type): return f"{model.__name__} is a class, not a fitted model"
+    if not hasattr(model, "fit"): return f"{type(model).__name__} is not a scikit-learn estimator"
+    if estimator_type(model) is None:
+        return (f"{type(model).__name__} is neither a classifier nor a regressor (the model-agnostic methods explain a "
+                "classifier's decision function or probabilities, or a regressor's prediction)")
+    try: model_output(model)                          # the one reading of the output: says why there is none
+    except TypeError as e: return str(e)
+    return None
 
-    @classmethod
-    def setup(cls, em, background, options: dict, random_state) -> dict:
-        "Options computed once for the model (e.g. KernelSHAP's coalitions), passed to every call."
-        return {}
+ModelAgnostic.refusal = classmethod(_agnostic_refusal)
 
-    @classmethod
-    def check_options(cls, model, options: dict, transform) -> dict:
-        "Options checked (and put in the model's input space by `transform`) once, before anything else."
-        return options
+# %% ../../nbs/25b_agnostic.ipynb #849ce982
+def _agnostic_setup(cls, em, background, options: dict, random_state) -> dict:
+    "Options computed once for the model (e.g. KernelSHAP's coalitions), passed to every call."
+    return {}
 
-    @classmethod
-    def base_values(cls, em, A, V, background, options) -> np.ndarray:
-        "The base value of each row (n,): f at the background mean (the default)."
-        return np.full(len(A), float(em.output(background.mean)[0]))
+def _agnostic_check_options(cls, model, options: dict, transform) -> dict:
+    "Options checked (and put in the model's input space by `transform`) once, before anything else."
+    return options
 
-    @classmethod
-    def prepare(cls, model, *, background=None, output=None, random_state=0, **options):
-        return AgnosticExplainer(cls, model, background=background, output=output, random_state=random_state, **options)
+def _agnostic_base_values(cls, em, A, V, background, options) -> np.ndarray:
+    "The base value of each row (n,): f at the background mean (the default)."
+    return np.full(len(A), float(em.output(background.mean)[0]))
+
+def _agnostic_prepare(cls, model, *, background=None, output=None, random_state=0, **options):
+    "The method set up once for `model`: an `AgnosticExplainer`."
+    return AgnosticExplainer(cls, model, background=background, output=output, random_state=random_state, **options)
+
+ModelAgnostic.setup, ModelAgnostic.check_options = classmethod(_agnostic_setup), classmethod(_agnostic_check_options)
+ModelAgnostic.base_values, ModelAgnostic.prepare = classmethod(_agnostic_base_values), classmethod(_agnostic_prepare)
 
 # %% ../../nbs/25b_agnostic.ipynb #0ccbe5a5
 def _agnostic_target(model):
