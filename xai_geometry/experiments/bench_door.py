@@ -193,12 +193,39 @@ def bench(out_dir: Path,           # where bench_door.csv goes
     forest_vs_shap(out_dir, repeats=repeats, quick=quick, progress=progress)
     return table
 
-# %% ../../nbs/48c_bench_door.ipynb #7d29a0d9
+# %% ../../nbs/48c_bench_door.ipynb #cbba7990
+def _forest_cases(n_rows: int, n_trees: int, n_bg: int) -> list:
+    "(case, rows, trees, max_depth or None, background rows, with shap's peer) of each line of bench_door_forest.csv."
+    return [("rows", n_rows, n_trees, None, n_bg, True), ("one row", 1, n_trees, None, n_bg, True),
+             ("half the trees", n_rows, n_trees // 2, None, n_bg, False),
+             ("half the background", n_rows, n_trees, None, n_bg // 2, False),
+             ("half the rows", n_rows // 2, n_trees, None, n_bg, False), ("depth 8", n_rows, n_trees, 8, n_bg, False),
+             ("depth 4", n_rows, n_trees, 4, n_bg, False)]
+
+# %% ../../nbs/48c_bench_door.ipynb #ad36ac03
+def _forest_row(case: str, n: int, trees: int, depth, m: int, peer: bool, rf, B, R, repeats: int) -> dict:
+    "One line of bench_door_forest.csv for the forest rf, background rows B and explained rows R."
+    import xai_geometry as xg
+    door = lambda: xg.Explainer(rf, background=B)(R)
+    e, p = door(), rf.predict_proba(R)[:, 1]
+    r = dict(case=case, rows=n, trees=trees, max_depth=depth if depth else "none", background=m,
+             nodes=sum(t.tree_.node_count for t in rf.estimators_), door_s=_median_seconds(door, repeats),
+             door_conservation_err=float(np.abs(e.total - p).max()))
+    if peer:
+        fam = dict(model=rf, peer="tree")
+        V = shap_run(fam, B, R, 0)
+        r.update(shap_s=_median_seconds(lambda: shap_run(fam, B, R, 0), repeats),
+                 shap_refuses_its_values=bool(np.isnan(V).any()),
+                 max_abs_diff_shap=float(np.abs(e.values - V).max()) if not np.isnan(V).any() else np.nan)
+        r["door_over_shap"] = r["door_s"] / r["shap_s"]
+    r.update(repeats=repeats, load_average=os.getloadavg()[0] if hasattr(os, "getloadavg") else np.nan)
+    return r
+
+# %% ../../nbs/48c_bench_door.ipynb #f9891f84
 def forest_vs_shap(out_dir: Path, repeats: int = 5, quick: bool = False, progress: bool = True) -> pd.DataFrame:
     """Seconds (median of `repeats`) of `xai_geometry.Explainer(forest, background=B)(rows)` and of shap's TreeExplainer
     (interventional) set up and run on the same rows; then the door alone with one factor changed. Writes
     bench_door_forest.csv."""
-    import xai_geometry as xg
     from sklearn.ensemble import RandomForestClassifier
     X_tr, X_te, y_tr, _ = _split("wine_quality_red", lambda v: (v >= 6).astype(int))
     n_trees, n_bg, n_rows = (10, 8, 4) if quick else (100, 100, 200)
@@ -208,27 +235,11 @@ def forest_vs_shap(out_dir: Path, repeats: int = 5, quick: bool = False, progres
         if (trees, depth) not in forests:
             forests[trees, depth] = RandomForestClassifier(trees, max_depth=depth, random_state=0).fit(X_tr, y_tr)
         return forests[trees, depth]
-    cases = [("rows", n_rows, n_trees, None, n_bg, True), ("one row", 1, n_trees, None, n_bg, True),
-             ("half the trees", n_rows, n_trees // 2, None, n_bg, False),
-             ("half the background", n_rows, n_trees, None, n_bg // 2, False),
-             ("half the rows", n_rows // 2, n_trees, None, n_bg, False), ("depth 8", n_rows, n_trees, 8, n_bg, False),
-             ("depth 4", n_rows, n_trees, 4, n_bg, False)]
+    cases = _forest_cases(n_rows, n_trees, n_bg)
     out = []
     for case, n, trees, depth, m, peer in cases:
         rf, B, R = forest(trees, depth), X_tr.sample(m, random_state=0), X_te.iloc[:n]
-        door = lambda: xg.Explainer(rf, background=B)(R)
-        e, p = door(), rf.predict_proba(R)[:, 1]
-        r = dict(case=case, rows=n, trees=trees, max_depth=depth if depth else "none", background=m,
-                 nodes=sum(t.tree_.node_count for t in rf.estimators_), door_s=_median_seconds(door, repeats),
-                 door_conservation_err=float(np.abs(e.total - p).max()))
-        if peer:
-            fam = dict(model=rf, peer="tree")
-            V = shap_run(fam, B, R, 0)
-            r.update(shap_s=_median_seconds(lambda: shap_run(fam, B, R, 0), repeats),
-                     shap_refuses_its_values=bool(np.isnan(V).any()),
-                     max_abs_diff_shap=float(np.abs(e.values - V).max()) if not np.isnan(V).any() else np.nan)
-            r["door_over_shap"] = r["door_s"] / r["shap_s"]
-        r.update(repeats=repeats, load_average=os.getloadavg()[0] if hasattr(os, "getloadavg") else np.nan)
+        r = _forest_row(case, n, trees, depth, m, peer, rf, B, R, repeats)
         out.append(r)
         if progress: print(f"forest, {case}: door {r['door_s']:.3g} s" + (f", shap {r['shap_s']:.3g} s, door/shap "
                                                                           f"{r['door_over_shap']:.2f}" if peer else ""), flush=True)
