@@ -12,7 +12,7 @@ from .validation import check_fitted
 # %% auto #0
 __all__ = ['Explainer', 'explain', 'evaluate']
 
-# %% ../nbs/48a_door.ipynb #83f3f7e7
+# %% ../nbs/48a_door.ipynb #1feeb3d6
 class Explainer:
     """An explainer of one fitted model, set up once: `Explainer(model, method=..., background=..., **options)(X)`
     equals `xai_geometry.explain(model, X, method=..., background=..., **options)`.
@@ -37,17 +37,21 @@ class Explainer:
         self.final_ = getattr(self.prepared_, "final_", model)
         self.background_ = getattr(self.prepared_, "background_", None)
 
-    def __call__(self, X) -> Explanation:
-        "The explanation of the rows X (a DataFrame is matched to the model's columns by name)."
-        e = self.prepared_(X)
-        if not isinstance(e, Explanation):
-            raise TypeError(f"method={self.method!r} ({self.spec.__qualname__}) gave {type(e).__name__} for the rows, not an "
-                            "Explanation: a prepared method returns xai_geometry.Explanation")
-        return e
+# %% ../nbs/48a_door.ipynb #9bf12761
+def _explainer_call(self, X) -> Explanation:
+    "The explanation of the rows X (a DataFrame is matched to the model's columns by name)."
+    e = self.prepared_(X)
+    if not isinstance(e, Explanation):
+        raise TypeError(f"method={self.method!r} ({self.spec.__qualname__}) gave {type(e).__name__} for the rows, not an "
+                        "Explanation: a prepared method returns xai_geometry.Explanation")
+    return e
 
-    def __repr__(self) -> str:
-        return f"Explainer({type(self.model).__name__}, method={self.method!r})"
+def _explainer_repr(self) -> str:
+    return f"Explainer({type(self.model).__name__}, method={self.method!r})"
 
+Explainer.__call__, Explainer.__repr__ = _explainer_call, _explainer_repr
+
+# %% ../nbs/48a_door.ipynb #e4c49d71
 def explain(model, X, *, method: str = "auto", output: str | None = None, background=None, **options) -> Explanation:
     "The explanation of `model` at the rows X: `Explainer(model, method=..., background=..., output=..., **options)(X)`."
     return Explainer(model, method=method, background=background, output=output, **options)(X)

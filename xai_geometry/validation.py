@@ -140,7 +140,7 @@ def validate_params(est) -> None:
     check_params(est, est._parameter_constraints, est.get_params(deep=False))
 
 
-# %% ../nbs/08a_validation.ipynb #ab40e5a2
+# %% ../nbs/08a_validation.ipynb #1f754e58
 def warn_deprecated(old: str,  # what the caller used
                     new: str,  # what to use instead
                     stacklevel: int = 3) -> None:
@@ -148,7 +148,7 @@ def warn_deprecated(old: str,  # what the caller used
     warnings.warn(f"{old} is deprecated and will be removed in a future version; use {new}", FutureWarning,
                   stacklevel=stacklevel)
 
-
+# %% ../nbs/08a_validation.ipynb #65b5c2da
 def keyword_only(func):
     """Let options that became keyword-only still be passed by position, with a `FutureWarning` naming them
     (scikit-learn's former `_deprecate_positional_args`, written here). The keyword-only parameters must be
@@ -173,7 +173,6 @@ def keyword_only(func):
                       FutureWarning, stacklevel=2)
         return func(*args[:len(positional)], **dict(zip(names, args[len(positional):])), **kwargs)
     return wrapper
-
 
 # %% ../nbs/08a_validation.ipynb #b48032ff
 def _column_name(est, X, j: int) -> str:

@@ -38,7 +38,22 @@ def _margin(model, cols):
         D = np.sort(D ** 2, axis=1); return D[:, 1] - D[:, 0]
     return f
 
-# %% ../../nbs/48c_bench_door.ipynb #210a4e79
+# %% ../../nbs/48c_bench_door.ipynb #7368f20a
+def _door_family(quick: bool, family: str, dataset: str, model, peer: str, f_of, ref_of, target=None,
+                 standardize: bool = False, unsupervised: bool = False) -> dict:
+    "One entry of `door_families`: `model` fitted on `dataset`, f = f_of(model, columns), reference = ref_of(model, columns)."
+    from sklearn.preprocessing import StandardScaler
+    X_tr, X_te, y_tr, _ = _split(dataset, target)
+    if quick: X_tr, y_tr = X_tr.iloc[:200], y_tr.iloc[:200]          # a smoke test: 200 training rows
+    if standardize:
+        sc = StandardScaler().fit(X_tr)
+        X_tr, X_te = (pd.DataFrame(sc.transform(A), columns=A.columns, index=A.index) for A in (X_tr, X_te))
+    model.fit(X_tr) if unsupervised else model.fit(X_tr, y_tr)
+    cols = list(X_tr.columns)
+    return dict(family=family, dataset=dataset, model=model, X=X_te, train=X_tr, peer=peer,
+                f=f_of(model, cols), reference=ref_of(model, cols))
+
+# %% ../../nbs/48c_bench_door.ipynb #9182a1ac
 def door_families(quick: bool = False) -> list[dict]:
     """The families the door explains exactly, each fitted on a bundled data set: {"family", "dataset", "model",
     "X" (the rows the model takes), "train" (training rows), "peer" ("tree", "linear" or "kernel"), "f" (the
@@ -59,16 +74,7 @@ def door_families(quick: bool = False) -> list[dict]:
     scaled = lambda m: make_pipeline(StandardScaler(), m)
     net = lambda m: (lambda X: neuralize(m).decision_function(X))
     out = []
-    def add(family, dataset, model, peer, f_of, ref_of, target=None, standardize=False, unsupervised=False):
-        X_tr, X_te, y_tr, _ = _split(dataset, target)
-        if quick: X_tr, y_tr = X_tr.iloc[:200], y_tr.iloc[:200]          # a smoke test: 200 training rows
-        if standardize:
-            sc = StandardScaler().fit(X_tr)
-            X_tr, X_te = (pd.DataFrame(sc.transform(A), columns=A.columns, index=A.index) for A in (X_tr, X_te))
-        model.fit(X_tr) if unsupervised else model.fit(X_tr, y_tr)
-        cols = list(X_tr.columns)
-        out.append(dict(family=family, dataset=dataset, model=model, X=X_te, train=X_tr, peer=peer,
-                        f=f_of(model, cols), reference=ref_of(model, cols)))
+    add = lambda *a, **k: out.append(_door_family(quick, *a, **k))
     binary = lambda v: (v >= 6).astype(int)
     log_odds = lambda m, c: _log_odds(m, c)
     output = lambda m, c: model_output(m)[1]      # the model's real-valued output f, read as every entry reads it
@@ -124,7 +130,43 @@ def _median_seconds(f, repeats: int) -> float:
         t0 = time.perf_counter(); f(); ts.append(time.perf_counter() - t0)
     return statistics.median(ts)
 
-# %% ../../nbs/48c_bench_door.ipynb #fb1d1c20
+# %% ../../nbs/48c_bench_door.ipynb #556aa974
+def _door_run(fam: dict, B: pd.DataFrame, rows: pd.DataFrame) -> tuple:
+    "(the resolved method class, the door's call, its explanation of `rows`, its relative conservation error)."
+    import xai_geometry as xg
+    from xai_geometry import methods                    # the exact method classes, registered
+    from xai_geometry.methods import resolve
+    model = fam["model"]
+    cls = resolve(model)                               # method='auto'
+    door_bg = B if cls.name != "lrp" else None        # LRP takes no background: its roots are found per row
+    door = lambda: xg.Explainer(model, background=door_bg)(rows)
+    e = door()
+    ref = np.asarray(fam["reference"](rows), float)
+    err = float(np.max(np.abs(e.total - ref) / np.maximum(1.0, np.abs(ref))))
+    return cls, door, e, err
+
+# %% ../../nbs/48c_bench_door.ipynb #491c709b
+def _bench_row(fam: dict, n_rows: int, n_background: int, nsamples: int, repeats: int) -> dict:
+    "The row of bench_door.csv for one family."
+    model, rows = fam["model"], fam["X"].iloc[:n_rows]
+    B = fam["train"].sample(n_background, random_state=0)
+    cls, door, e, err = _door_run(fam, B, rows)
+    V = shap_run(fam, B, rows, nsamples)
+    same = fam["peer"] in ("tree", "linear")
+    t_door = _median_seconds(door, repeats)
+    t_shap = _median_seconds(lambda: shap_run(fam, B, rows, nsamples), repeats)
+    return dict(family=fam["family"], dataset=fam["dataset"],
+                model=(" + ".join(type(s).__name__ for _, s in model.steps) if hasattr(model, "steps") else type(model).__name__),
+                rows=len(rows), features=rows.shape[1], background=n_background, method=cls.name, exact=bool(cls.exact),
+                additive=bool(cls.additive), explains=e.output, output=e.info.get("output", e.info.get("explains", "")), base=cls.base,
+                law="values summed + base = " + e.output, conservation_err=err,
+                peer=PEERS[fam["peer"]] + (f" (nsamples={nsamples})" if fam["peer"] == "kernel" else ""),
+                door_ms_per_row=1e3 * t_door / len(rows), shap_ms_per_row=1e3 * t_shap / len(rows),
+                speedup=t_shap / t_door, max_abs_diff_shap=float(np.abs(e.values - V).max()) if same else np.nan,
+                repeats=repeats, load_average=os.getloadavg()[0] if hasattr(os, "getloadavg") else np.nan,
+                cores=os.cpu_count())
+
+# %% ../../nbs/48c_bench_door.ipynb #5722e663
 def bench(out_dir: Path,           # where bench_door.csv goes
           repeats: int = 5,        # timed runs of each explainer (medians reported)
           quick: bool = False,     # 200 training rows, 2 explained, 8 background rows, 40 samples, one run (a smoke test)
@@ -136,52 +178,54 @@ def bench(out_dir: Path,           # where bench_door.csv goes
     (max |values summed + base − the explained output|, relative); the largest difference from shap's values where
     both explain the same quantity exactly (linear models, trees). Writes bench_door.csv into out_dir, then
     `forest_vs_shap`'s bench_door_forest.csv."""
-    import xai_geometry as xg
-    from xai_geometry import methods                    # the exact method classes, registered
-    from xai_geometry.methods import resolve
     n_rows, n_background, nsamples = (2, 8, 40) if quick else (20, 50, 200)
     repeats = 1 if quick else repeats
     out = []
     for fam in door_families(quick):
-        model, rows = fam["model"], fam["X"].iloc[:n_rows]
-        B = fam["train"].sample(n_background, random_state=0)
-        cls = resolve(model)                               # method='auto'
-        door_bg = B if cls.name != "lrp" else None        # LRP takes no background: its roots are found per row
-        door = lambda: xg.Explainer(model, background=door_bg)(rows)
-        e = door()
-        ref = np.asarray(fam["reference"](rows), float)
-        err = float(np.max(np.abs(e.total - ref) / np.maximum(1.0, np.abs(ref))))
-        V = shap_run(fam, B, rows, nsamples)
-        same = fam["peer"] in ("tree", "linear")
-        t_door = _median_seconds(door, repeats)
-        t_shap = _median_seconds(lambda: shap_run(fam, B, rows, nsamples), repeats)
-        final = model[-1] if hasattr(model, "steps") else model
-        r = dict(family=fam["family"], dataset=fam["dataset"],
-                 model=(" + ".join(type(s).__name__ for _, s in model.steps) if hasattr(model, "steps") else type(model).__name__),
-                 rows=len(rows), features=rows.shape[1], background=n_background, method=cls.name, exact=bool(cls.exact),
-                 additive=bool(cls.additive), explains=e.output, output=e.info.get("output", e.info.get("explains", "")), base=cls.base,
-                 law="values summed + base = " + e.output, conservation_err=err,
-                 peer=PEERS[fam["peer"]] + (f" (nsamples={nsamples})" if fam["peer"] == "kernel" else ""),
-                 door_ms_per_row=1e3 * t_door / len(rows), shap_ms_per_row=1e3 * t_shap / len(rows),
-                 speedup=t_shap / t_door, max_abs_diff_shap=float(np.abs(e.values - V).max()) if same else np.nan,
-                 repeats=repeats, load_average=os.getloadavg()[0] if hasattr(os, "getloadavg") else np.nan,
-                 cores=os.cpu_count())
+        r = _bench_row(fam, n_rows, n_background, nsamples, repeats)
         out.append(r)
         if progress:
             print(f"{r['family']}: door ({r['method']}) {r['door_ms_per_row']:.3g} ms/row, {r['peer']} "
-                  f"{r['shap_ms_per_row']:.3g} ms/row, x{r['speedup']:.3g}; conservation {err:.1e}", flush=True)
+                  f"{r['shap_ms_per_row']:.3g} ms/row, x{r['speedup']:.3g}; conservation {r['conservation_err']:.1e}", flush=True)
     table = pd.DataFrame(out)
     out_dir = Path(out_dir); out_dir.mkdir(parents=True, exist_ok=True)
     table.to_csv(out_dir / "bench_door.csv", index=False, float_format="%.6g")
     forest_vs_shap(out_dir, repeats=repeats, quick=quick, progress=progress)
     return table
 
-# %% ../../nbs/48c_bench_door.ipynb #7d29a0d9
+# %% ../../nbs/48c_bench_door.ipynb #cbba7990
+def _forest_cases(n_rows: int, n_trees: int, n_bg: int) -> list:
+    "(case, rows, trees, max_depth or None, background rows, with shap's peer) of each line of bench_door_forest.csv."
+    return [("rows", n_rows, n_trees, None, n_bg, True), ("one row", 1, n_trees, None, n_bg, True),
+             ("half the trees", n_rows, n_trees // 2, None, n_bg, False),
+             ("half the background", n_rows, n_trees, None, n_bg // 2, False),
+             ("half the rows", n_rows // 2, n_trees, None, n_bg, False), ("depth 8", n_rows, n_trees, 8, n_bg, False),
+             ("depth 4", n_rows, n_trees, 4, n_bg, False)]
+
+# %% ../../nbs/48c_bench_door.ipynb #ad36ac03
+def _forest_row(case: str, n: int, trees: int, depth, m: int, peer: bool, rf, B, R, repeats: int) -> dict:
+    "One line of bench_door_forest.csv for the forest rf, background rows B and explained rows R."
+    import xai_geometry as xg
+    door = lambda: xg.Explainer(rf, background=B)(R)
+    e, p = door(), rf.predict_proba(R)[:, 1]
+    r = dict(case=case, rows=n, trees=trees, max_depth=depth if depth else "none", background=m,
+             nodes=sum(t.tree_.node_count for t in rf.estimators_), door_s=_median_seconds(door, repeats),
+             door_conservation_err=float(np.abs(e.total - p).max()))
+    if peer:
+        fam = dict(model=rf, peer="tree")
+        V = shap_run(fam, B, R, 0)
+        r.update(shap_s=_median_seconds(lambda: shap_run(fam, B, R, 0), repeats),
+                 shap_refuses_its_values=bool(np.isnan(V).any()),
+                 max_abs_diff_shap=float(np.abs(e.values - V).max()) if not np.isnan(V).any() else np.nan)
+        r["door_over_shap"] = r["door_s"] / r["shap_s"]
+    r.update(repeats=repeats, load_average=os.getloadavg()[0] if hasattr(os, "getloadavg") else np.nan)
+    return r
+
+# %% ../../nbs/48c_bench_door.ipynb #f9891f84
 def forest_vs_shap(out_dir: Path, repeats: int = 5, quick: bool = False, progress: bool = True) -> pd.DataFrame:
     """Seconds (median of `repeats`) of `xai_geometry.Explainer(forest, background=B)(rows)` and of shap's TreeExplainer
     (interventional) set up and run on the same rows; then the door alone with one factor changed. Writes
     bench_door_forest.csv."""
-    import xai_geometry as xg
     from sklearn.ensemble import RandomForestClassifier
     X_tr, X_te, y_tr, _ = _split("wine_quality_red", lambda v: (v >= 6).astype(int))
     n_trees, n_bg, n_rows = (10, 8, 4) if quick else (100, 100, 200)
@@ -191,27 +235,11 @@ def forest_vs_shap(out_dir: Path, repeats: int = 5, quick: bool = False, progres
         if (trees, depth) not in forests:
             forests[trees, depth] = RandomForestClassifier(trees, max_depth=depth, random_state=0).fit(X_tr, y_tr)
         return forests[trees, depth]
-    cases = [("rows", n_rows, n_trees, None, n_bg, True), ("one row", 1, n_trees, None, n_bg, True),
-             ("half the trees", n_rows, n_trees // 2, None, n_bg, False),
-             ("half the background", n_rows, n_trees, None, n_bg // 2, False),
-             ("half the rows", n_rows // 2, n_trees, None, n_bg, False), ("depth 8", n_rows, n_trees, 8, n_bg, False),
-             ("depth 4", n_rows, n_trees, 4, n_bg, False)]
+    cases = _forest_cases(n_rows, n_trees, n_bg)
     out = []
     for case, n, trees, depth, m, peer in cases:
         rf, B, R = forest(trees, depth), X_tr.sample(m, random_state=0), X_te.iloc[:n]
-        door = lambda: xg.Explainer(rf, background=B)(R)
-        e, p = door(), rf.predict_proba(R)[:, 1]
-        r = dict(case=case, rows=n, trees=trees, max_depth=depth if depth else "none", background=m,
-                 nodes=sum(t.tree_.node_count for t in rf.estimators_), door_s=_median_seconds(door, repeats),
-                 door_conservation_err=float(np.abs(e.total - p).max()))
-        if peer:
-            fam = dict(model=rf, peer="tree")
-            V = shap_run(fam, B, R, 0)
-            r.update(shap_s=_median_seconds(lambda: shap_run(fam, B, R, 0), repeats),
-                     shap_refuses_its_values=bool(np.isnan(V).any()),
-                     max_abs_diff_shap=float(np.abs(e.values - V).max()) if not np.isnan(V).any() else np.nan)
-            r["door_over_shap"] = r["door_s"] / r["shap_s"]
-        r.update(repeats=repeats, load_average=os.getloadavg()[0] if hasattr(os, "getloadavg") else np.nan)
+        r = _forest_row(case, n, trees, depth, m, peer, rf, B, R, repeats)
         out.append(r)
         if progress: print(f"forest, {case}: door {r['door_s']:.3g} s" + (f", shap {r['shap_s']:.3g} s, door/shap "
                                                                           f"{r['door_over_shap']:.2f}" if peer else ""), flush=True)

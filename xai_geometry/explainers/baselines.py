@@ -108,18 +108,9 @@ def _explainable(model) -> tuple:
         raise TypeError(f"{name} has no n_features_in_: is it a fitted scikit-learn estimator?")
     return name, classifier, int(d)
 
-# %% ../../nbs/25_attribution.ipynb #d0b136d7
-def explained_model(model) -> ExplainedModel:
-    """Read a fitted binary classifier or single-output regressor as its explained output f.
-
-    Gaussian-kernel SVC/NuSVC/SVR/NuSVR/KernelRidge get our own chunked kernel evaluation and the
-    analytic gradient; linear kernels and linear models (``coef_``) the constant gradient;
-    k-NN and other models only ``f`` (delegated to the estimator's own methods)."""
-    if isinstance(model, ExplainedModel):
-        return model
-    name, classifier, d = _explainable(model)
-
-    # Gaussian kernel expansions
+# %% ../../nbs/25_attribution.ipynb #ce5b76e4
+def _kernel_reading(model, name: str, d: int):
+    "The `ExplainedModel` of a Gaussian-kernel model or a linear-kernel KernelRidge, or None for another model."
     gamma = rbf_gamma(model)
     if gamma is not None and hasattr(model, "support_vectors_"):
         a = _dense(model.dual_coef_)
@@ -137,18 +128,37 @@ def explained_model(model) -> ExplainedModel:
         w = _dense(model.dual_coef_).ravel() @ _dense(model.X_fit_)
         what, out = model_output(model)
         return ExplainedModel(model, "linear", d, out, lambda X: np.broadcast_to(w, X.shape).copy(), f"{name}.{what}")
+    return None
 
-    # linear models and linear-kernel SVMs: f = w.x + b
-    if getattr(model, "kernel", "linear") == "linear" and hasattr(model, "coef_"):
-        try:
-            w = np.asarray(model.coef_, float)
-        except (TypeError, ValueError):
-            w = None
-        what, out = model_output(model)                  # w·x + b is the decision function (classifiers) or predict
-        if w is not None and (w.ndim == 1 or w.shape[0] == 1) and w.size == d and what in ("decision_function", "predict"):
-            w = w.ravel()
-            return ExplainedModel(model, "linear", d, out, lambda X: np.broadcast_to(w, X.shape).copy(), f"{name}.{what}")
+# %% ../../nbs/25_attribution.ipynb #2a83265a
+def _linear_reading(model, name: str, d: int):
+    "The `ExplainedModel` of a linear model or a linear-kernel SVM (f = w.x + b), or None for another model."
+    if not (getattr(model, "kernel", "linear") == "linear" and hasattr(model, "coef_")):
+        return None
+    try:
+        w = np.asarray(model.coef_, float)
+    except (TypeError, ValueError):
+        w = None
+    what, out = model_output(model)                  # w·x + b is the decision function (classifiers) or predict
+    if w is not None and (w.ndim == 1 or w.shape[0] == 1) and w.size == d and what in ("decision_function", "predict"):
+        w = w.ravel()
+        return ExplainedModel(model, "linear", d, out, lambda X: np.broadcast_to(w, X.shape).copy(), f"{name}.{what}")
+    return None
 
+# %% ../../nbs/25_attribution.ipynb #02ad50de
+def explained_model(model) -> ExplainedModel:
+    """Read a fitted binary classifier or single-output regressor as its explained output f.
+
+    Gaussian-kernel SVC/NuSVC/SVR/NuSVR/KernelRidge get our own chunked kernel evaluation and the
+    analytic gradient; linear kernels and linear models (``coef_``) the constant gradient;
+    k-NN and other models only ``f`` (delegated to the estimator's own methods)."""
+    if isinstance(model, ExplainedModel):
+        return model
+    name, classifier, d = _explainable(model)
+    for reading in (_kernel_reading, _linear_reading):
+        em = reading(model, name, d)
+        if em is not None:
+            return em
     what, out = model_output(model)                      # every other model: the one reading of its output
     if hasattr(model, "_fit_X") and name.startswith("KNeighbors") and classifier:
         return ExplainedModel(model, "knn", d, out, None, f"{name}.{what} (signed vote fraction / 2)")

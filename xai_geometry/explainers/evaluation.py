@@ -294,7 +294,48 @@ def _classes_checked(space, V, explanation, output, out_names) -> tuple:
             raise ValueError(f"explanation's outputs {list(out_names)} are not the model's classes {names}")
     return names, multi, k
 
-# %% ../../nbs/26a_evaluate.ipynb #4e620dd9
+# %% ../../nbs/26a_evaluate.ipynb #8b5b8496
+def _evaluate_inputs(model, explanation, background, X) -> tuple:
+    "(V, the name of the rows' argument, the model's working space, rows Wx and background Wb in it, the output names)."
+    if hasattr(model, "fit"): check_fitted(model)              # an unfitted pipeline is told so, before its steps are read
+    V, rows, out_names = _relevance(explanation, X)
+    if rows is None: raise ValueError("X is required: the explanation carries no rows (its data is None); pass X= the explained rows")
+    V = check_array(V, allow_nd=True, input_name="explanation")
+    where = "X" if X is not None else "explanation"           # the argument the rows came from, for messages
+    space = _Space(model, V.shape[1])
+    Wx, Wb = space.working(rows, where), space.working(background, "background")
+    if len(V) != len(Wx): raise ValueError(f"explanation has {len(V)} rows but {where} has {len(Wx)}")
+    if len(Wb) < 2: raise ValueError(f"background has {len(Wb)} row; the in-painter needs at least 2")
+    if np.all(Wb == Wb[:1]): raise ValueError("background has all rows equal: the in-painter cannot fit a bandwidth to it")
+    return V, where, space, Wx, Wb, out_names
+
+# %% ../../nbs/26a_evaluate.ipynb #b306c360
+def _evaluate_inpainter(space, Wx: np.ndarray, Wb: np.ndarray) -> tuple:
+    "(the units' map, the in-painter fitted to the background, the rows in its units, the column groups or None)."
+    units = _Units(space.kinds, Wb)
+    inp = ConditionalKDEInpainter(categorical=units.categorical if units.categorical.any() else None).fit(units.to_z(Wb))
+    groups = None if units.identity else space.origin[units.zof]
+    return units, inp, units.to_z(Wx), groups
+
+# %% ../../nbs/26a_evaluate.ipynb #643dad7b
+def _evaluate_results(model, space, Wx, V, run, output, names, multi: bool, k) -> dict:
+    "`evaluate`'s result, given run(g, R, output) -> (n_removed, curves, AUFC per row) for an output g."
+    if not multi:
+        g = model_output(space.final)[1] if space.frame is not None else \
+            _as_output(space.final if space.columns is not None else model, Wx[:1])[0]
+        n_removed, C, A = run(g, V, output)
+        return {"aufc": A, "mean": float(A.mean()), "stderr": _stderr(A), "n_removed": n_removed, "curves": C}
+    S = model_output(space.final)[1]          # one column per class (`reading.model_output`)
+    if k is not None:
+        n_removed, C, A = run(lambda A_, k=k: _margin(S(A_), k), V if V.ndim == 2 else V[:, :, k], "label")
+        return {"aufc": A, "mean": float(A.mean()), "stderr": _stderr(A), "n_removed": n_removed, "curves": C, "class": names[k]}
+    res = [run(lambda A_, j=j: _margin(S(A_), j), V[:, :, j], output) for j in range(len(names))]
+    A = np.column_stack([r[2] for r in res])
+    return {"aufc": A, "mean": float(A.mean()), "stderr": _stderr(A.mean(1)), "n_removed": res[0][0],
+            "curves": np.stack([r[1] for r in res], axis=1), "classes": names,
+            "by_class": {c: float(A[:, j].mean()) for j, c in enumerate(names)}}
+
+# %% ../../nbs/26a_evaluate.ipynb #02c055c8
 def evaluate(model,  # the explained model: a fitted estimator or pipeline, a network of part B, or a callable f: (m, d) -> (m,)
              explanation,  # an Explanation of `model` ((n, M) or (n, M, K)), or relevance of that shape
              *, background,  # rows the in-painter is fitted to (the training rows, or a sample), the same raw columns as X
@@ -318,37 +359,10 @@ def evaluate(model,  # the explained model: a fitted estimator or pipeline, a ne
                               "step": [Interval(Integral, 1, None, closed="left"), None],
                               "tie_rtol": [Interval(Real, 0, None, closed="left")], "local_gamma": [Interval(Real, 0, None, closed="left")]},
                  {"n_draws": n_draws, "step": step, "tie_rtol": tie_rtol, "local_gamma": local_gamma})
-    if hasattr(model, "fit"): check_fitted(model)              # an unfitted pipeline is told so, before its steps are read
-    V, rows, out_names = _relevance(explanation, X)
-    if rows is None: raise ValueError("X is required: the explanation carries no rows (its data is None); pass X= the explained rows")
-    V = check_array(V, allow_nd=True, input_name="explanation")
-    where = "X" if X is not None else "explanation"           # the argument the rows came from, for messages
-    space = _Space(model, V.shape[1])
-    Wx, Wb = space.working(rows, where), space.working(background, "background")
-    if len(V) != len(Wx): raise ValueError(f"explanation has {len(V)} rows but {where} has {len(Wx)}")
-    if len(Wb) < 2: raise ValueError(f"background has {len(Wb)} row; the in-painter needs at least 2")
-    if np.all(Wb == Wb[:1]): raise ValueError("background has all rows equal: the in-painter cannot fit a bandwidth to it")
+    V, where, space, Wx, Wb, out_names = _evaluate_inputs(model, explanation, background, X)
     names, multi, k = _classes_checked(space, V, explanation, output, out_names)   # every check before the in-painter is fitted
-    units = _Units(space.kinds, Wb)
-    inp = ConditionalKDEInpainter(categorical=units.categorical if units.categorical.any() else None).fit(units.to_z(Wb))
-    Zx = units.to_z(Wx)
-    groups = None if units.identity else space.origin[units.zof]
+    units, inp, Zx, groups = _evaluate_inpainter(space, Wx, Wb)
     opts = dict(n_draws=n_draws, step=flipping_step(V.shape[1]) if step is None else step, random_state=random_state,
                 tie_rtol=tie_rtol, local_gamma=local_gamma)
-
     run = lambda g, R, out: _flip_output(g, R, out, space, units, Wx, Zx, inp, groups, opts)
-
-    if not multi:
-        g = model_output(space.final)[1] if space.frame is not None else \
-            _as_output(space.final if space.columns is not None else model, Wx[:1])[0]
-        n_removed, C, A = run(g, V, output)
-        return {"aufc": A, "mean": float(A.mean()), "stderr": _stderr(A), "n_removed": n_removed, "curves": C}
-    S = model_output(space.final)[1]          # one column per class (`reading.model_output`)
-    if k is not None:
-        n_removed, C, A = run(lambda A_, k=k: _margin(S(A_), k), V if V.ndim == 2 else V[:, :, k], "label")
-        return {"aufc": A, "mean": float(A.mean()), "stderr": _stderr(A), "n_removed": n_removed, "curves": C, "class": names[k]}
-    res = [run(lambda A_, j=j: _margin(S(A_), j), V[:, :, j], output) for j in range(len(names))]
-    A = np.column_stack([r[2] for r in res])
-    return {"aufc": A, "mean": float(A.mean()), "stderr": _stderr(A.mean(1)), "n_removed": res[0][0],
-            "curves": np.stack([r[1] for r in res], axis=1), "classes": names,
-            "by_class": {c: float(A[:, j].mean()) for j, c in enumerate(names)}}
+    return _evaluate_results(model, space, Wx, V, run, output, names, multi, k)

@@ -32,7 +32,7 @@ def _sq_dists(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     D = np.einsum("ij,ij->i", A, A)[:, None] - 2 * A @ B.T + np.einsum("ij,ij->i", B, B)[None, :]
     return np.maximum(D, 0.0)
 
-# %% ../../nbs/26_flipping.ipynb #d6013e56
+# %% ../../nbs/26_flipping.ipynb #a3fb4565
 class ConditionalKDEInpainter(BaseEstimator):
     """Gaussian KDE of a training set, sampled conditionally on a subset of kept features.
 
@@ -53,95 +53,109 @@ class ConditionalKDEInpainter(BaseEstimator):
                  ):
         self.scales, self.refine, self.max_iter, self.tol, self.categorical = scales, refine, max_iter, tol, categorical
 
-    def _loo_terms(self, scales: np.ndarray):
-        "Mean LOO log-likelihood for each s in `scales` (K,), and the fixed-point update for the first."
-        U = self.X_train_
-        m, d = U.shape
-        K = len(scales)
-        ll = np.zeros(K)
-        wd = 0.0
-        step = max(1, _CHUNK // (m * K))
-        sqU = np.einsum("ij,ij->i", U, U)
-        for a in range(0, m, step):
-            D = np.maximum(sqU[a:a + step, None] - 2 * U[a:a + step] @ U.T + sqU[None, :], 0.0)
-            D[np.arange(len(D)), np.arange(a, a + len(D))] = np.inf  # leave the point itself out
-            logits = -scales[None, None, :] * D[:, :, None]  # (c, m, K)
-            lse = logsumexp(logits, axis=1)  # (c, K)
-            ll += lse.sum(0)
-            w = np.exp(logits[:, :, 0] - lse[:, None, 0])  # responsibilities for scales[0]
-            wd += np.sum(w * np.where(np.isfinite(D), D, 0.0))
-        ll = ll / m - np.log(m - 1) + d / 2 * np.log(scales / np.pi)
-        return ll, wd / (m * d)
-
-    def loo_log_likelihood(self, scale: float) -> float:
-        "Mean leave-one-out log-likelihood of the training set for inverse bandwidth `scale`."
-        return float(self._loo_terms(np.array([float(scale)]))[0][0])
-
     def _check_fitted(self):
         check_is_fitted(self, "scale_")     # NotFittedError (a ValueError) naming the class
 
-# %% ../../nbs/26_flipping.ipynb #8f5271d6
-def _fit(self, X, y=None):
-    "Store the training set (m, d) and choose s by leave-one-out likelihood."
-    check_params(self, self._parameter_constraints,
-                 {"scales": self.scales, "refine": self.refine, "max_iter": self.max_iter, "tol": self.tol,
-                  "categorical": self.categorical})
-    U = check_features(self, X, reset=True, name="X_train")
-    self.noised_ = None                       # None: every column noised (the authors' sampler, draw for draw)
-    if self.categorical is not None:
-        cat = np.asarray(self.categorical)
-        if cat.dtype != bool or cat.shape != (U.shape[1],):
-            raise ValueError(f"categorical must be {U.shape[1]} booleans (one per column), got {cat.dtype} of shape {cat.shape}")
-        if cat.any(): self.noised_ = (~cat).astype(float)
-    if len(U) < 2:
-        raise ValueError(f"X_train needs at least 2 rows for the leave-one-out bandwidth, got {len(U)}")
-    self.X_train_ = U
-    self.n_features_in_ = U.shape[1]
+# %% ../../nbs/26_flipping.ipynb #f083019d
+def _loo_terms(self, scales: np.ndarray):
+    "Mean LOO log-likelihood for each s in `scales` (K,), and the fixed-point update for the first."
+    U = self.X_train_
+    m, d = U.shape
+    K = len(scales)
+    ll = np.zeros(K)
+    wd = 0.0
+    step = max(1, _CHUNK // (m * K))
+    sqU = np.einsum("ij,ij->i", U, U)
+    for a in range(0, m, step):
+        D = np.maximum(sqU[a:a + step, None] - 2 * U[a:a + step] @ U.T + sqU[None, :], 0.0)
+        D[np.arange(len(D)), np.arange(a, a + len(D))] = np.inf  # leave the point itself out
+        logits = -scales[None, None, :] * D[:, :, None]  # (c, m, K)
+        lse = logsumexp(logits, axis=1)  # (c, K)
+        ll += lse.sum(0)
+        w = np.exp(logits[:, :, 0] - lse[:, None, 0])  # responsibilities for scales[0]
+        wd += np.sum(w * np.where(np.isfinite(D), D, 0.0))
+    ll = ll / m - np.log(m - 1) + d / 2 * np.log(scales / np.pi)
+    return ll, wd / (m * d)
+
+def _loo_log_likelihood(self, scale: float) -> float:
+    "Mean leave-one-out log-likelihood of the training set for inverse bandwidth `scale`."
+    return float(self._loo_terms(np.array([float(scale)]))[0][0])
+
+ConditionalKDEInpainter._loo_terms, ConditionalKDEInpainter.loo_log_likelihood = _loo_terms, _loo_log_likelihood
+
+# %% ../../nbs/26_flipping.ipynb #c8abb181
+def _fit_noised(self, U: np.ndarray):
+    "The columns' noise factors: None (every column noised, the authors' sampler draw for draw), else 0 on `categorical`."
+    if self.categorical is None:
+        return None
+    cat = np.asarray(self.categorical)
+    if cat.dtype != bool or cat.shape != (U.shape[1],):
+        raise ValueError(f"categorical must be {U.shape[1]} booleans (one per column), got {cat.dtype} of shape {cat.shape}")
+    return (~cat).astype(float) if cat.any() else None
+
+# %% ../../nbs/26_flipping.ipynb #4e2f9357
+def _fit_grid(self, U: np.ndarray) -> np.ndarray:
+    "The grid of inverse bandwidths s to try, (K,)."
     if self.scales is None:
         m = len(U)
         sub = U[:: max(1, m // 500)]
         mean_d = _sq_dists(sub, sub)[~np.eye(len(sub), dtype=bool)].mean()
         if not mean_d > 0:
             raise ValueError("X_train has all rows equal: no bandwidth can be fitted")
-        grid = np.logspace(-2, 4, 41) / mean_d
-    else:
-        grid = np.asarray(self.scales, float).ravel()
-        if grid.size == 0 or not np.all(np.isfinite(grid) & (grid > 0)):
-            raise ValueError("scales must be a non-empty sequence of positive finite numbers")
+        return np.logspace(-2, 4, 41) / mean_d
+    grid = np.asarray(self.scales, float).ravel()
+    if grid.size == 0 or not np.all(np.isfinite(grid) & (grid > 0)):
+        raise ValueError("scales must be a non-empty sequence of positive finite numbers")
+    return grid
+
+# %% ../../nbs/26_flipping.ipynb #ade1ba93
+def _grid_best(self, grid: np.ndarray) -> tuple:
+    "(s, its mean LOO log-likelihood) of the best grid value; sets grid_ and grid_log_likelihood_."
     lls, _ = self._loo_terms(grid)
     if not np.any(np.isfinite(lls)):
         raise ValueError("leave-one-out likelihood is not finite on the grid of scales")
     best = int(np.nanargmax(np.where(np.isfinite(lls), lls, -np.inf)))
     self.grid_, self.grid_log_likelihood_ = grid, lls
-    s, ll = grid[best], lls[best]
+    return grid[best], lls[best]
+
+def _refine(self, s: float, ll: float) -> tuple:
+    "(s, ll) after the fixed-point iteration from s, kept while the likelihood rises."
+    for it in range(self.max_iter):
+        ll_s, sigma2 = self._loo_terms(np.array([s]))
+        s_new = 1.0 / (2.0 * sigma2) if sigma2 > 0 else s
+        ll_new = self._loo_terms(np.array([s_new]))[0][0]
+        if not (np.isfinite(ll_new) and ll_new >= ll):
+            break
+        done = ll_new - ll < self.tol
+        s, ll = s_new, ll_new
+        if done:
+            break
+    return s, ll
+
+# %% ../../nbs/26_flipping.ipynb #080bf62a
+def _fit(self, X, y=None):
+    "Store the training set (m, d) and choose s by leave-one-out likelihood."
+    check_params(self, self._parameter_constraints,
+                 {"scales": self.scales, "refine": self.refine, "max_iter": self.max_iter, "tol": self.tol,
+                  "categorical": self.categorical})
+    U = check_features(self, X, reset=True, name="X_train")
+    self.noised_ = _fit_noised(self, U)
+    if len(U) < 2:
+        raise ValueError(f"X_train needs at least 2 rows for the leave-one-out bandwidth, got {len(U)}")
+    self.X_train_ = U
+    self.n_features_in_ = U.shape[1]
+    s, ll = _grid_best(self, _fit_grid(self, U))
     if self.refine:
-        for it in range(self.max_iter):
-            ll_s, sigma2 = self._loo_terms(np.array([s]))
-            s_new = 1.0 / (2.0 * sigma2) if sigma2 > 0 else s
-            ll_new = self._loo_terms(np.array([s_new]))[0][0]
-            if not (np.isfinite(ll_new) and ll_new >= ll):
-                break
-            done = ll_new - ll < self.tol
-            s, ll = s_new, ll_new
-            if done:
-                break
+        s, ll = _refine(self, s, ll)
     self.scale_, self.loo_log_likelihood_ = float(s), float(ll)
     self.noise_std_ = float((2 * self.scale_) ** -0.5)
     return self
 
 ConditionalKDEInpainter.fit = _fit
 
-# %% ../../nbs/26_flipping.ipynb #da68ba2d
-def _sample_batch(self, X, kept_mask, n_draws: int = 50, random_state=None, *, local_gamma: float = 0.0) -> np.ndarray:
-    """Draws (n, n_draws, d): kept features (kept_mask True) equal X, the others come from the conditional KDE
-    (the chosen row's value, plus N(0, 1 / (2s)) noise on the columns not flagged `categorical`).
-
-    X (n, d) points; kept_mask (n, d) or (d,) booleans; one numpy Generator stream for all.
-    `local_gamma` > 0: local in-painting, the authors' `adjustment_gamma` (their `kde.py`): each training
-    row u's weight is also multiplied by exp(-local_gamma |x - u|^2) over all features of the
-    original point x, so that removed features are drawn from rows near x itself."""
-    self._check_fitted()
-    X = check_points(self, X)
+# %% ../../nbs/26_flipping.ipynb #814c380b
+def _batch_mask(X: np.ndarray, kept_mask, n_draws, local_gamma) -> np.ndarray:
+    "The kept mask (n, d) of a batch X (n, d), once `kept_mask`, `n_draws` and `local_gamma` are checked."
     M = np.asarray(kept_mask)
     if M.dtype != bool:
         raise TypeError(f"kept_mask must be boolean, got dtype {M.dtype}")
@@ -152,31 +166,50 @@ def _sample_batch(self, X, kept_mask, n_draws: int = 50, random_state=None, *, l
         raise ValueError(f"n_draws must be a positive integer, got {n_draws!r}")
     if not (isinstance(local_gamma, Real) and np.isfinite(local_gamma) and local_gamma >= 0):
         raise ValueError(f"local_gamma must be a finite number >= 0, got {local_gamma!r}")
+    return M
+
+# %% ../../nbs/26_flipping.ipynb #a54223fa
+def _draw_rows(self, x: np.ndarray, k: np.ndarray, n_draws: int, rng, local_gamma: float) -> np.ndarray:
+    "Training-row indices (c, n_draws) drawn for the points x (c, d) whose kept features are k (c, d), as floats."
+    U = self.X_train_
+    c, m = len(x), len(U)
+    # masked squared distances |x_K - u_K|^2, (c, m)
+    D = np.maximum((k * x * x).sum(1)[:, None] - 2 * (k * x) @ U.T + k @ (U * U).T, 0.0)
+    logw = -self.scale_ * D
+    if local_gamma:  # the authors' local adjustment: |x - u|^2 over all features
+        logw = logw - local_gamma * _sq_dists(x, U)
+    w = np.exp(logw - logw.max(1, keepdims=True))
+    cdf = np.cumsum(w, 1)
+    cdf /= cdf[:, -1:]
+    rows = np.arange(c)[:, None]
+    u = rng.random((c, n_draws))
+    idx = np.searchsorted((cdf + rows).ravel(), (u + rows).ravel(), side="right").reshape(c, n_draws) - rows * m
+    return np.clip(idx, 0, m - 1)
+
+# %% ../../nbs/26_flipping.ipynb #0d8f8ad4
+def _sample_batch(self, X, kept_mask, n_draws: int = 50, random_state=None, *, local_gamma: float = 0.0) -> np.ndarray:
+    """Draws (n, n_draws, d): kept features (kept_mask True) equal X, the others come from the conditional KDE
+    (the chosen row's value, plus N(0, 1 / (2s)) noise on the columns not flagged `categorical`).
+
+    X (n, d) points; kept_mask (n, d) or (d,) booleans; one numpy Generator stream for all.
+    `local_gamma` > 0: local in-painting, the authors' `adjustment_gamma` (their `kde.py`): each training
+    row u's weight is also multiplied by exp(-local_gamma |x - u|^2) over all features of the
+    original point x, so that removed features are drawn from rows near x itself."""
+    self._check_fitted()
+    X = check_points(self, X)
+    M = _batch_mask(X, kept_mask, n_draws, local_gamma)
     rng = random_state if isinstance(random_state, np.random.Generator) else np.random.default_rng(random_state)
-    U, s = self.X_train_, self.scale_
+    U = self.X_train_
     n, d = X.shape
-    m = len(U)
     out = np.empty((n, n_draws, d))
-    step = max(1, _CHUNK // max(m, n_draws * d))
+    step = max(1, _CHUNK // max(len(U), n_draws * d))
     Mf = M.astype(float)
     for a in range(0, n, step):
-        x, k = X[a:a + step], Mf[a:a + step]
-        c = len(x)
-        # masked squared distances |x_K - u_K|^2, (c, m)
-        D = np.maximum((k * x * x).sum(1)[:, None] - 2 * (k * x) @ U.T + k @ (U * U).T, 0.0)
-        logw = -s * D
-        if local_gamma:  # the authors' local adjustment: |x - u|^2 over all features
-            logw = logw - local_gamma * _sq_dists(x, U)
-        w = np.exp(logw - logw.max(1, keepdims=True))
-        cdf = np.cumsum(w, 1)
-        cdf /= cdf[:, -1:]
-        rows = np.arange(c)[:, None]
-        u = rng.random((c, n_draws))
-        idx = np.searchsorted((cdf + rows).ravel(), (u + rows).ravel(), side="right").reshape(c, n_draws) - rows * m
-        idx = np.clip(idx, 0, m - 1)
-        noise = rng.standard_normal((c, n_draws, d)) * self.noise_std_
+        x = X[a:a + step]
+        idx = _draw_rows(self, x, Mf[a:a + step], n_draws, rng, local_gamma)
+        noise = rng.standard_normal((len(x), n_draws, d)) * self.noise_std_
         draws = U[idx] + (noise if self.noised_ is None else noise * self.noised_)
-        out[a:a + c] = np.where(M[a:a + c, None, :], x[:, None, :], draws)
+        out[a:a + len(x)] = np.where(M[a:a + len(x), None, :], x[:, None, :], draws)
     return out
 
 ConditionalKDEInpainter.sample_batch = _sample_batch
@@ -257,7 +290,7 @@ def flip(f0: np.ndarray,  # (n,) the model's output at the explained points
         curves[:, t] = (sign[:, None] * transform(score(draws, kept))).mean(1)
     return n_removed, curves
 
-# %% ../../nbs/26_flipping.ipynb #2c6e9c89
+# %% ../../nbs/26_flipping.ipynb #843d5c2b
 def _relevance_rows(relevance, n: int, d: int) -> np.ndarray:
     "The relevance (n, d) of the explained rows: an array, or the values of an Explanation of one output."
     if isinstance(relevance, Explanation):
@@ -269,7 +302,7 @@ def _relevance_rows(relevance, n: int, d: int) -> np.ndarray:
         raise ValueError(f"relevance has {R.shape[0]} rows but X has {n}")
     return R
 
-
+# %% ../../nbs/26_flipping.ipynb #78a95ec3
 def _fitted_inpainter(inpainter, background, d: int) -> ConditionalKDEInpainter:
     "The in-painter: the fitted one given, or one fitted to `background`; its columns must be X's d."
     if inpainter is None:
@@ -282,7 +315,16 @@ def _fitted_inpainter(inpainter, background, d: int) -> ConditionalKDEInpainter:
         raise ValueError(f"the inpainter was fitted on {inpainter.n_features_in_} features, X has {d}")
     return inpainter
 
-# %% ../../nbs/26_flipping.ipynb #e4d708ce
+# %% ../../nbs/26_flipping.ipynb #f161a4e0
+def _check_flipping_params(output, n_draws, step, tie_rtol, local_gamma) -> None:
+    "Refuse an option of `flipping_curve` out of its range, naming it."
+    check_params("flipping_curve", {"output": [_OUTPUTS], "n_draws": [Interval(Integral, 1, None, closed="left")],
+                                    "step": [Interval(Integral, 1, None, closed="left"), None], "tie_rtol": [Interval(Real, 0, None, closed="left")],
+                                    "local_gamma": [Interval(Real, 0, None, closed="left")]},
+                 {"output": output, "n_draws": n_draws, "step": step, "tie_rtol": tie_rtol, "local_gamma": local_gamma})
+    if not np.isfinite(tie_rtol): raise ValueError(f"tie_rtol must be finite, got {tie_rtol!r}")
+
+# %% ../../nbs/26_flipping.ipynb #19197192
 @keyword_only
 def flipping_curve(model,  # fitted binary classifier (see attribution.explained_model), an object with decision_function, or a callable f: (m, d) -> (m,)
                    X,  # (n, d) explained points
@@ -316,11 +358,7 @@ def flipping_curve(model,  # fitted binary classifier (see attribution.explained
     f, X = _as_output(model, X)
     n, d = X.shape
     R = _relevance_rows(relevance, n, d)
-    check_params("flipping_curve", {"output": [_OUTPUTS], "n_draws": [Interval(Integral, 1, None, closed="left")],
-                                    "step": [Interval(Integral, 1, None, closed="left"), None], "tie_rtol": [Interval(Real, 0, None, closed="left")],
-                                    "local_gamma": [Interval(Real, 0, None, closed="left")]},
-                 {"output": output, "n_draws": n_draws, "step": step, "tie_rtol": tie_rtol, "local_gamma": local_gamma})
-    if not np.isfinite(tie_rtol): raise ValueError(f"tie_rtol must be finite, got {tie_rtol!r}")
+    _check_flipping_params(output, n_draws, step, tie_rtol, local_gamma)
     step = flipping_step(d) if step is None else step
     inpainter = _fitted_inpainter(inpainter, background, d)
     return flip(f(X), lambda D, kept: f(D.reshape(-1, d)).reshape(D.shape[:2]), X, R, inpainter, n_draws=n_draws, step=step,

@@ -56,7 +56,30 @@ def _kmeans_background(shap, B: np.ndarray, k: int):
         _KMEANS[key] = shap.kmeans(B, k)
     return _KMEANS[key]
 
-# %% ../../nbs/25a_reference.ipynb #49eef3fd
+# %% ../../nbs/25a_reference.ipynb #066c1fc3
+def _shap_function(model, output: str):
+    "f: (m, d) -> (m,) for one output, or (m, 2) [decision, label] for output='both'."
+    if output == "both":
+        fd, fl = _output(model, "decision"), _output(model, "label")
+        return lambda Z: np.column_stack([fd(Z), fl(Z)])
+    return _output(model, output)
+
+# %% ../../nbs/25a_reference.ipynb #6a5f495c
+def _shap_background(shap, B: np.ndarray, background: str, background_size: int, random_state: int):
+    "The background rows (or shap's weighted summary) for `background` in {'kmeans', 'sample', 'mean'}."
+    return (_kmeans_background(shap, B, background_size) if background == "kmeans" else
+            shap.sample(B, background_size, random_state=random_state) if background == "sample" else
+            B.mean(0, keepdims=True))
+
+# %% ../../nbs/25a_reference.ipynb #a77b1efa
+def _shap_relevance(R, output: str, shape: tuple) -> np.ndarray:
+    "shap's values as (n, d), or (2, n, d) [decision, label] for output='both'."
+    if output == "both":
+        R = np.stack(R) if isinstance(R, list) else np.moveaxis(np.asarray(R, float), -1, 0)
+        return R.reshape((2,) + shape)
+    return np.asarray(R, float).reshape(shape)
+
+# %% ../../nbs/25a_reference.ipynb #f51d164b
 def kernel_shap_reference(model, X, X_train, *, random_state: int = 0, background: str = "kmeans",
                           background_size: int = 10, l1_reg="auto", nsamples="auto", output: str = "decision") -> np.ndarray:
     """KernelSHAP by the reference package: `shap.KernelExplainer` of the explained output f
@@ -70,10 +93,7 @@ def kernel_shap_reference(model, X, X_train, *, random_state: int = 0, backgroun
     and the label in one pass over the same coalitions and model evaluations (shap explains each output
     of a multi-output function on its own) and returns (2, n, d): decision, then label."""
     shap = need("shap")
-    if output == "both":
-        fd, fl = _output(model, "decision"), _output(model, "label")
-        f = lambda Z: np.column_stack([fd(Z), fl(Z)])
-    else: f = _output(model, output)
+    f = _shap_function(model, output)
     X = np.asarray(X, float); d = X.shape[1]
     B = np.asarray(X_train, float)
     if background not in ("kmeans", "sample", "mean"):
@@ -84,17 +104,11 @@ def kernel_shap_reference(model, X, X_train, *, random_state: int = 0, backgroun
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            bg = (_kmeans_background(shap, B, background_size) if background == "kmeans" else
-                  shap.sample(B, background_size, random_state=random_state) if background == "sample" else
-                  B.mean(0, keepdims=True))
-            ex = shap.KernelExplainer(f, bg)
+            ex = shap.KernelExplainer(f, _shap_background(shap, B, background, background_size, random_state))
             R = ex.shap_values(X, nsamples=nsamples, l1_reg=l1_reg, silent=True)
     finally:
         np.random.set_state(state)
-    if output == "both":
-        R = np.stack(R) if isinstance(R, list) else np.moveaxis(np.asarray(R, float), -1, 0)
-        return R.reshape((2,) + X.shape)
-    return np.asarray(R, float).reshape(X.shape)
+    return _shap_relevance(R, output, X.shape)
 
 # %% ../../nbs/25a_reference.ipynb #d6f1d842
 def lime_reference(model, X, X_train, *, random_state: int = 0, num_samples: int = 5000) -> np.ndarray:

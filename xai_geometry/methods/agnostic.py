@@ -45,7 +45,7 @@ def _outputs(model) -> list:
     multi = estimator_type(model) == "classifier" and len(getattr(model, "classes_", ())) > 2
     return _class_outputs(model) if multi else [explained_model(model)]
 
-# %% ../../nbs/25b_agnostic.ipynb #31f68bb8
+# %% ../../nbs/25b_agnostic.ipynb #38310769
 class ModelAgnostic(Method):
     """A method that explains any fitted classifier or regressor through its output alone. Subclasses set
     `function` (the baseline, `(model, X, *, background, random_state, **options) -> (n, d)`), the class
@@ -64,53 +64,72 @@ class ModelAgnostic(Method):
         "The baseline function itself (the former registry rows' `load`)."
         return cls.function
 
-    @classmethod
-    def refusal(cls, model) -> str | None:
-        if isinstance(model, type): return f"{model.__name__} is a class, not a fitted model"
-        if not hasattr(model, "fit"): return f"{type(model).__name__} is not a scikit-learn estimator"
-        if estimator_type(model) is None:
-            return (f"{type(model).__name__} is neither a classifier nor a regressor (the model-agnostic methods explain a "
-                    "classifier's decision function or probabilities, or a regressor's prediction)")
-        try: model_output(model)                          # the one reading of the output: says why there is none
-        except TypeError as e: return str(e)
-        return None
+# %% ../../nbs/25b_agnostic.ipynb #4dc60f8d
+def _agnostic_refusal(cls, model) -> str | None:
+    "Why the model-agnostic methods do not explain `model` (one line), or None if they do."
+    if isinstance(model, type): return f"{model.__name__} is a class, not a fitted model"
+    if not hasattr(model, "fit"): return f"{type(model).__name__} is not a scikit-learn estimator"
+    if estimator_type(model) is None:
+        return (f"{type(model).__name__} is neither a classifier nor a regressor (the model-agnostic methods explain a "
+                "classifier's decision function or probabilities, or a regressor's prediction)")
+    try: model_output(model)                          # the one reading of the output: says why there is none
+    except TypeError as e: return str(e)
+    return None
 
-    @classmethod
-    def setup(cls, em, background, options: dict, random_state) -> dict:
-        "Options computed once for the model (e.g. KernelSHAP's coalitions), passed to every call."
-        return {}
+ModelAgnostic.refusal = classmethod(_agnostic_refusal)
 
-    @classmethod
-    def check_options(cls, model, options: dict, transform) -> dict:
-        "Options checked (and put in the model's input space by `transform`) once, before anything else."
-        return options
+# %% ../../nbs/25b_agnostic.ipynb #849ce982
+def _agnostic_setup(cls, em, background, options: dict, random_state) -> dict:
+    "Options computed once for the model (e.g. KernelSHAP's coalitions), passed to every call."
+    return {}
 
-    @classmethod
-    def base_values(cls, em, A, V, background, options) -> np.ndarray:
-        "The base value of each row (n,): f at the background mean (the default)."
-        return np.full(len(A), float(em.output(background.mean)[0]))
+def _agnostic_check_options(cls, model, options: dict, transform) -> dict:
+    "Options checked (and put in the model's input space by `transform`) once, before anything else."
+    return options
 
-    @classmethod
-    def prepare(cls, model, *, background=None, output=None, random_state=0, **options):
-        return AgnosticExplainer(cls, model, background=background, output=output, random_state=random_state, **options)
+def _agnostic_base_values(cls, em, A, V, background, options) -> np.ndarray:
+    "The base value of each row (n,): f at the background mean (the default)."
+    return np.full(len(A), float(em.output(background.mean)[0]))
 
-# %% ../../nbs/25b_agnostic.ipynb #2a00b8b7
+def _agnostic_prepare(cls, model, *, background=None, output=None, random_state=0, **options):
+    "The method set up once for `model`: an `AgnosticExplainer`."
+    return AgnosticExplainer(cls, model, background=background, output=output, random_state=random_state, **options)
+
+ModelAgnostic.setup, ModelAgnostic.check_options = classmethod(_agnostic_setup), classmethod(_agnostic_check_options)
+ModelAgnostic.base_values, ModelAgnostic.prepare = classmethod(_agnostic_base_values), classmethod(_agnostic_prepare)
+
+# %% ../../nbs/25b_agnostic.ipynb #0ccbe5a5
+def _agnostic_target(model):
+    "(the pipeline's `RawColumns` or None, the model whose output is perturbed): a pipeline is split when its columns trace back."
+    from sklearn.pipeline import Pipeline
+    columns, target = None, model
+    if isinstance(model, Pipeline):
+        rc = RawColumns(model, strict=False)
+        if rc.traceable and not rc.affine: columns, target = rc, rc.final
+    if hasattr(target, "fit"): check_is_fitted(target)
+    return columns, target
+
+def _stored_background(method, model, target, columns) -> Background:
+    "The background of a method that needs one when none is given: 100 of the model's own training rows (seed 0)."
+    from sklearn.pipeline import Pipeline
+    stored = _stored_rows(target) if (columns is not None or not isinstance(model, Pipeline)) else None
+    if stored is None:
+        raise ValueError(f"method={method.name!r} needs background= rows (the training rows, or a sample of them: "
+                         f"xai_geometry.background_sample(X_train)); {type(target).__name__} keeps no training rows to default to")
+    return Background(background_sample(stored, n_samples=100, random_state=0))
+
+# %% ../../nbs/25b_agnostic.ipynb #9eb8749a
 class AgnosticExplainer:
     """A model-agnostic method set up for one model (`ModelAgnostic.prepare`): `columns_` (the pipeline's
     `RawColumns` when explained through its transformed columns, else None), `final_` (the model whose output is
     perturbed), `background_` (the checked rows, or None); a call on rows gives the `Explanation`."""
     def __init__(self, method, model, *, background=None, output=None, random_state=0, **options):
-        from sklearn.pipeline import Pipeline
         name = method.name
         if output is not None:
             raise ValueError(f"output= does not apply to method={name!r}: a model-agnostic method explains the model's "
                              "own real-valued output (its decision function, or the probability of each class)")
-        self.method, self.random_state, self.columns_ = method, random_state, None
-        target = model
-        if isinstance(model, Pipeline):
-            rc = RawColumns(model, strict=False)
-            if rc.traceable and not rc.affine: self.columns_, target = rc, rc.final
-        if hasattr(target, "fit"): check_is_fitted(target)
+        self.method, self.random_state = method, random_state
+        self.columns_, target = _agnostic_target(model)
         self.final_ = target
         to_input = (lambda R, n: self.columns_.transform(R, n)) if self.columns_ is not None else (lambda R, n: check_points(target, R, n))
         self._given = background is not None
@@ -118,17 +137,38 @@ class AgnosticExplainer:
         if B is not None and len(B.rows) == 0: raise ValueError("background must have at least one row")
         self.options = method.check_options(target, dict(options), to_input)
         self._outputs = _outputs(target)
-        if B is None and method.needs_background:
-            stored = _stored_rows(target) if (self.columns_ is not None or not isinstance(model, Pipeline)) else None
-            if stored is None:
-                raise ValueError(f"method={name!r} needs background= rows (the training rows, or a sample of them: "
-                                 f"xai_geometry.background_sample(X_train)); {type(target).__name__} keeps no training rows to default to")
-            B = Background(background_sample(stored, n_samples=100, random_state=0))
+        if B is None and method.needs_background: B = _stored_background(method, model, target, self.columns_)
         self.background_ = None if B is None else B.rows
         self._B = B
         self._setup = [method.setup(em, B, self.options, random_state) for em in self._outputs]
 
-# %% ../../nbs/25b_agnostic.ipynb #20b876f0
+# %% ../../nbs/25b_agnostic.ipynb #d6ff4de1
+def _agnostic_info(self) -> dict:
+    "The `info` of the prepared method's explanations: the model, the method's contract, the seed and the background."
+    cls, em0 = self.method, self._outputs[0]
+    B = self.background_
+    info = {"model": type(em0.model).__name__, "method": cls.name, "additive": cls.additive, "explains": cls.explains,
+            "base": cls.base, "random_state": self.random_state,
+            "background": None if B is None else (f"{len(B)} given rows" if self._given else
+                          f"{len(B)} of the model's own training rows (background_sample, seed 0)")}
+    return info
+
+# %% ../../nbs/25b_agnostic.ipynb #d8e23c26
+def _agnostic_explanation(cls, em0, V: list, base: list, data: pd.DataFrame, names, info: dict) -> Explanation:
+    "The `Explanation` of the values V and bases `base` of each output, (n, d) for one output, (n, d, K) for K."
+    method = cls.label + f" ({cls.name})"
+    if len(V) == 1:
+        cl = getattr(em0.model, "classes_", None)
+        if cl is not None: info["class"] = cl[1].item() if isinstance(cl[1], np.generic) else cl[1]
+        e = Explanation(values=V[0], base_values=base[0], data=data, feature_names=names, output=em0.description,
+                        method=method, info=info)
+    else:
+        e = Explanation(values=np.stack(V, axis=2), base_values=np.column_stack(base), data=data, feature_names=names,
+                        output_names=[str(c) for c in em0.model.classes_],
+                        output=em0.description.rsplit("[", 1)[0] + "[:, k] of each class k", method=method, info=info)
+    return e
+
+# %% ../../nbs/25b_agnostic.ipynb #eed4507d
 def _agnostic_call(self, X) -> Explanation:
     "The explanation of the rows X (a DataFrame is matched to the model's columns by name)."
     cls, em0 = self.method, self._outputs[0]
@@ -140,21 +180,8 @@ def _agnostic_call(self, X) -> Explanation:
         base.append(cls.base_values(em, A, V[-1], self._B, self.options))
     names = column_names(A.shape[1], model=em0.model)
     data = pd.DataFrame(A, columns=names, index=rows.index if isinstance(rows, pd.DataFrame) else None)
-    B = self.background_
-    info = {"model": type(em0.model).__name__, "method": cls.name, "additive": cls.additive, "explains": cls.explains,
-            "base": cls.base, "random_state": self.random_state,
-            "background": None if B is None else (f"{len(B)} given rows" if self._given else
-                          f"{len(B)} of the model's own training rows (background_sample, seed 0)")}
-    method = cls.label + f" ({cls.name})"
-    if len(V) == 1:
-        cl = getattr(em0.model, "classes_", None)
-        if cl is not None: info["class"] = cl[1].item() if isinstance(cl[1], np.generic) else cl[1]
-        e = Explanation(values=V[0], base_values=base[0], data=data, feature_names=names, output=em0.description,
-                        method=method, info=info)
-    else:
-        e = Explanation(values=np.stack(V, axis=2), base_values=np.column_stack(base), data=data, feature_names=names,
-                        output_names=[str(c) for c in em0.model.classes_],
-                        output=em0.description.rsplit("[", 1)[0] + "[:, k] of each class k", method=method, info=info)
+    info = _agnostic_info(self)
+    e = _agnostic_explanation(cls, em0, V, base, data, names, info)
     return e if self.columns_ is None else _to_raw_columns(self.columns_, e, X)
 
 def _to_raw_columns(rc, e: Explanation, X) -> Explanation:

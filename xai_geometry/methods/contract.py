@@ -15,7 +15,7 @@ import pandas as pd
 # %% auto #0
 __all__ = ['REGISTRY', 'Method', 'register', 'classes', 'get', 'for_model', 'resolve', 'table', 'labels', 'colours']
 
-# %% ../../nbs/08f_method.ipynb #bea9eb4a
+# %% ../../nbs/08f_method.ipynb #7726d254
 class Method:
     """An explainer of the package: what it explains, its base value, the models it supports, and `prepare`, which
     sets it up once for a model (see the text above). Subclass it, set the class attributes, and implement
@@ -43,23 +43,24 @@ class Method:
         "Whether this method explains the fitted `model`."
         return cls.refusal(model) is None
 
-    @classmethod
-    def available(cls) -> tuple[bool, str]:
-        "Whether the optional packages it needs are installed (and, if not, how to install them)."
-        missing = [p for p in cls.requires if importlib.util.find_spec(p) is None]
-        return (not missing, "" if not missing else
-                f"{cls.name!r} needs {', '.join(missing)}: pip install 'xai-geometry[{cls.extra}]'")
+# %% ../../nbs/08f_method.ipynb #a8bdade5
+def _available(cls) -> tuple[bool, str]:
+    "Whether the optional packages it needs are installed (and, if not, how to install them)."
+    missing = [p for p in cls.requires if importlib.util.find_spec(p) is None]
+    return (not missing, "" if not missing else
+            f"{cls.name!r} needs {', '.join(missing)}: pip install 'xai-geometry[{cls.extra}]'")
 
-    @classmethod
-    def prepare(cls, model, *, background=None, output: str | None = None, random_state=0, **options) -> Callable:
-        "The method set up once for `model`: a callable on rows X that gives the `Explanation` of X."
-        raise NotImplementedError(f"{cls.__name__}.prepare")
+def _prepare(cls, model, *, background=None, output: str | None = None, random_state=0, **options) -> Callable:
+    "The method set up once for `model`: a callable on rows X that gives the `Explanation` of X."
+    raise NotImplementedError(f"{cls.__name__}.prepare")
 
-    # the former registry rows' fields, read by older code
-    @classmethod
-    def _applies_to(cls) -> str: return "exact" if cls.exact else "any"
+def _applies_to(cls) -> str:
+    "The former registry rows' field, read by older code."
+    return "exact" if cls.exact else "any"
 
-# %% ../../nbs/08f_method.ipynb #0113e764
+Method.available, Method.prepare, Method._applies_to = classmethod(_available), classmethod(_prepare), classmethod(_applies_to)
+
+# %% ../../nbs/08f_method.ipynb #fcb889a3
 REGISTRY: dict[str, type] = {}
 
 def _same(old, cls) -> bool:
@@ -83,6 +84,7 @@ def register(cls=None, *, replace: bool = False):
     REGISTRY[cls.name] = cls
     return cls
 
+# %% ../../nbs/08f_method.ipynb #5d24b921
 def classes() -> list:
     "The registered method classes, in their order."
     return list(REGISTRY.values())
@@ -93,7 +95,7 @@ def get(name: str):
         raise ValueError(f"method must be 'auto' or one of {sorted(REGISTRY)}, got {name!r}")
     return REGISTRY[name]
 
-# %% ../../nbs/08f_method.ipynb #63998d04
+# %% ../../nbs/08f_method.ipynb #9e3bcc86
 def _ask(cls, model) -> tuple:
     "(supports, why not, the error raised): a class's answer for `model`, a class that raises answering with its error."
     try:
@@ -102,6 +104,7 @@ def _ask(cls, model) -> tuple:
     except Exception as e:                      # a faulty class, registered from outside: reported, not propagated
         return False, f"{cls.__module__}.{cls.__qualname__} raised {type(e).__name__}: {e}", e
 
+# %% ../../nbs/08f_method.ipynb #94c0e329
 def _answers(model) -> list:
     "[(cls, supports, why not)] of the registered classes, in order; a class that raises is skipped with a warning."
     out = []
@@ -118,7 +121,7 @@ def for_model(model) -> list[str]:
     rows = [c for c, ok, _ in _answers(model) if ok]
     return [c.name for c in sorted(rows, key=lambda c: not c.exact)]
 
-# %% ../../nbs/08f_method.ipynb #ebc2db2c
+# %% ../../nbs/08f_method.ipynb #c58f358a
 def _no_exact(model, answers) -> TypeError | ValueError:
     """The error of method='auto' when no exact class supports the model: why each exact class declined (an even k,
     distance weights, a step that mixes columns, ...) beside the methods that apply."""
@@ -133,6 +136,7 @@ def _no_exact(model, answers) -> TypeError | ValueError:
     return TypeError(f"no explainer of this package covers {name}: the model-agnostic methods: {why}"
                      + (f"; the exact ones: {reasons}" if reasons else ""))
 
+# %% ../../nbs/08f_method.ipynb #b1076b37
 def resolve(model, method: str = "auto"):
     "The class that explains `model`: the one named by `method`, or (\"auto\") the first exact class that supports it."
     if not isinstance(method, str): raise TypeError(f"method must be 'auto' or a name of xai_geometry.explainers, got {method!r}")
