@@ -34,8 +34,8 @@ class Unit:
     objectives: tuple[str, ...]        # what a student can do after the unit
     in_class: float = 0.0              # of `hours`, the time in class (the rest: reading, exercises, the project)
 
-# %% ../nbs/54_course.ipynb #46cbec5e
-UNITS: tuple[Unit, ...] = (
+# %% ../nbs/54_course.ipynb #34b1b643
+_WEEK1 = (
     Unit("Foundations: Shapley values from coalitions", 1, 3,
          ("50_foundations_shapley",),
          ("probability (expectations, conditional distributions)", "Python and numpy"),
@@ -50,6 +50,10 @@ UNITS: tuple[Unit, ...] = (
          ("Tutorial A: a naive Bayes as a geometry",),
          ("explain a weighted naive Bayes with its analytic Shapley values", "use the supervised distances they induce",
           "check a paper's claim against its reproduction", "explain a model of a new data set (problem set A)"), in_class=4.0),
+)
+
+# %% ../nbs/54_course.ipynb #ebdfcc10
+_WEEK2 = (
     Unit("Foundations: relevance propagation", 2, 3, ("51_foundations_lrp",),
          ("linear algebra (matrix products)", "derivatives of a composite function"),
          ("propagate relevance through a ReLU network with the rules LRP-0, LRP-ε and LRP-γ",
@@ -66,6 +70,10 @@ UNITS: tuple[Unit, ...] = (
          ("Tutorial B: a network for every model",),
          ("derive the networks of an SVM, a k-NN and a kernel regression", "reproduce and criticise a flipping benchmark",
           "compare two explainers by feature flipping (problem set B)"), in_class=4.0),
+)
+
+# %% ../nbs/54_course.ipynb #11176966
+_WEEK3 = (
     Unit("Foundations: dependencies between features", 3, 2, ("53_foundations_dependence",),
          ("Foundations: Shapley values from coalitions",),
          ("show how naive Bayes double-counts dependent evidence", "estimate conditional mutual information",
@@ -80,6 +88,9 @@ UNITS: tuple[Unit, ...] = (
          ("fit a generalized naive Bayes and explain it", "choose an explainer for a model and defend the choice",
           "weigh what a tree of dependencies buys on a new data set (problem set C)"), in_class=4.0),
 )
+
+# %% ../nbs/54_course.ipynb #3644d4dd
+UNITS: tuple[Unit, ...] = _WEEK1 + _WEEK2 + _WEEK3
 
 # %% ../nbs/54_course.ipynb #2bd1e088
 GRADED_UNITS = tuple(nb for u in UNITS for nb in u.notebooks if nb.startswith("5"))   # student and teacher versions
