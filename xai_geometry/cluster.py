@@ -29,7 +29,7 @@ __all__ = ['CLUSTER_EXTRA', 'SCHEDULED_BENCH', 'is_dask_collection', 'require_da
            'identity_problems', 'worker_identities', 'connect', 'on_scheduler', 'run_on_scheduler', 'Additivity',
            'DaskExplanation', 'explain', 'dask_dispatch']
 
-# %% ../nbs/43_cluster.ipynb #aae55d15
+# %% ../nbs/43_cluster.ipynb #5d9cee13
 CLUSTER_EXTRA = 'pip install "xai_geometry[cluster]"'
 
 def is_dask_collection(X) -> bool:
@@ -38,6 +38,7 @@ def is_dask_collection(X) -> bool:
     import dask
     return dask.is_dask_collection(X)
 
+# %% ../nbs/43_cluster.ipynb #cc9eb34d
 def require_dask(what: str = "this") -> None:
     "`UsageError` naming the extra to install when dask's dataframe or distributed module is missing."
     from xai_geometry.runner import UsageError
@@ -48,7 +49,7 @@ def require_dask(what: str = "this") -> None:
     if missing:
         raise UsageError(f"{what} needs Dask ({' and '.join(missing)} not installed): {CLUSTER_EXTRA}")
 
-# %% ../nbs/43_cluster.ipynb #1891179c
+# %% ../nbs/43_cluster.ipynb #616c91ce
 def source_digest(package_dir: str | Path | None = None) -> str:
     "First 12 hex digits of the SHA-256 of the package's Python sources (every `*.py`, by relative path and bytes)."
     if package_dir is None:
@@ -61,6 +62,7 @@ def source_digest(package_dir: str | Path | None = None) -> str:
         h.update(p.relative_to(root).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
     return h.hexdigest()[:12]
 
+# %% ../nbs/43_cluster.ipynb #38b4a96c
 def package_identity() -> dict:
     "This process's `xai_geometry`: its version and source digest, which every worker must match."
     from xai_geometry import __version__
@@ -112,7 +114,33 @@ def _local_workers(address: str) -> int | None:
     if n < 1: raise UsageError(f"--scheduler {address!r}: 'local:N' takes a positive number of worker processes")
     return n
 
-# %% ../nbs/43_cluster.ipynb #6534b7e1
+# %% ../nbs/43_cluster.ipynb #661dc5a7
+def _open_client(stack: contextlib.ExitStack, address: str, n_local: int | None, timeout: float | None):
+    "A `distributed.Client` entered on `stack`: on a LocalCluster of `n_local` processes, or on the scheduler at `address` (one line when it cannot be reached)."
+    from distributed import Client, LocalCluster
+    from xai_geometry.runner import UsageError
+    if n_local is not None:
+        cluster = stack.enter_context(LocalCluster(n_workers=n_local, threads_per_worker=1, processes=True,
+                                                   host="127.0.0.1", dashboard_address="127.0.0.1:0",
+                                                   worker_dashboard_address=None, silence_logs=logging.ERROR))
+        return stack.enter_context(Client(cluster))
+    try: return stack.enter_context(Client(address, set_as_default=True, **({} if timeout is None else {"timeout": timeout})))
+    except (OSError, TimeoutError, ValueError) as e:
+        msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise UsageError(f"cannot reach the Dask scheduler at {address!r} ({msg}): start it with "
+                         f"'dask scheduler' and give its address, e.g. tcp://HOST:8786") from None
+
+# %% ../nbs/43_cluster.ipynb #ca3a5e04
+def _check_workers(client, address: str) -> None:
+    "`UsageError` (one line) when the scheduler at `address` has no worker, or a worker's `xai_geometry` differs from this process's."
+    from xai_geometry.runner import UsageError
+    workers = worker_identities(client)
+    if not workers:
+        raise UsageError(f"the Dask scheduler at {address!r} has no worker: start some with 'dask worker {client.scheduler.address}'")
+    bad = identity_problems(workers, package_identity())
+    if bad: raise UsageError(bad[0] + (f" (and {len(bad) - 1} more worker(s))" if len(bad) > 1 else ""))
+
+# %% ../nbs/43_cluster.ipynb #0f40a9f5
 @contextlib.contextmanager
 def connect(address: str,  # 'local:N' (a LocalCluster of N processes on this machine) or a scheduler address, e.g. 'tcp://10.0.0.5:8786'
             *, check: bool = True,  # refuse workers whose xai_geometry is missing or differs (version or source digest)
@@ -122,27 +150,10 @@ def connect(address: str,  # 'local:N' (a LocalCluster of N processes on this ma
     every worker's `xai_geometry`; `UsageError` (one line) when dask is missing, the scheduler cannot be
     reached, it has no worker, or a worker has another package."""
     require_dask("--scheduler")
-    from distributed import Client, LocalCluster
-    from xai_geometry.runner import UsageError
     n_local = _local_workers(address)
     with contextlib.ExitStack() as stack:
-        if n_local is not None:
-            cluster = stack.enter_context(LocalCluster(n_workers=n_local, threads_per_worker=1, processes=True,
-                                                       host="127.0.0.1", dashboard_address="127.0.0.1:0",
-                                                       worker_dashboard_address=None, silence_logs=logging.ERROR))
-            client = stack.enter_context(Client(cluster))
-        else:
-            try: client = stack.enter_context(Client(address, set_as_default=True, **({} if timeout is None else {"timeout": timeout})))
-            except (OSError, TimeoutError, ValueError) as e:
-                msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-                raise UsageError(f"cannot reach the Dask scheduler at {address!r} ({msg}): start it with "
-                                 f"'dask scheduler' and give its address, e.g. tcp://HOST:8786") from None
-        if check:
-            workers = worker_identities(client)
-            if not workers:
-                raise UsageError(f"the Dask scheduler at {address!r} has no worker: start some with 'dask worker {client.scheduler.address}'")
-            bad = identity_problems(workers, package_identity())
-            if bad: raise UsageError(bad[0] + (f" (and {len(bad) - 1} more worker(s))" if len(bad) > 1 else ""))
+        client = _open_client(stack, address, n_local, timeout)
+        if check: _check_workers(client, address)
         yield client
 
 # %% ../nbs/43_cluster.ipynb #0f99bba5
@@ -158,16 +169,22 @@ def on_scheduler(address: str, *, check: bool = True, timeout: float | None = No
         with joblib.parallel_config(backend="dask"):
             yield client
 
-# %% ../nbs/43_cluster.ipynb #92fb51b0
+# %% ../nbs/43_cluster.ipynb #a5dba062
 SCHEDULED_BENCH = ("cluster",)  # the benchmarks whose work runs on a Dask cluster (the others time one process)
 
-def run_on_scheduler(args) -> int:
-    """The command line's `--scheduler ADDRESS`: run `args.func(args)` inside `on_scheduler(ADDRESS)`, with every
-    core of the cluster unless `--n-jobs` says otherwise; a worker dying too often is one line, not a traceback."""
+def _scheduled_command(args) -> None:
+    "`UsageError` for `--scheduler` on a benchmark that times one process (it applies to `SCHEDULED_BENCH` and to reproduce)."
     from xai_geometry.runner import UsageError
     if args.command == "bench" and args.part not in SCHEDULED_BENCH:
         raise UsageError(f"bench {args.part} times one process against its peer implementation: --scheduler applies to "
                          f"{', '.join('bench ' + b for b in SCHEDULED_BENCH)} and to reproduce")
+
+# %% ../nbs/43_cluster.ipynb #30c23817
+def run_on_scheduler(args) -> int:
+    """The command line's `--scheduler ADDRESS`: run `args.func(args)` inside `on_scheduler(ADDRESS)`, with every
+    core of the cluster unless `--n-jobs` says otherwise; a worker dying too often is one line, not a traceback."""
+    from xai_geometry.runner import UsageError
+    _scheduled_command(args)
     if getattr(args, "n_jobs", None) == 1: args.n_jobs = -1
     require_dask("--scheduler")
     from distributed import KilledWorker
@@ -178,7 +195,7 @@ def run_on_scheduler(args) -> int:
         raise UsageError(f"workers of {args.scheduler} died while running a task ({str(e).split('.')[0]}); the results "
                          "that came back are in the cache: run the same command again to resume") from None
 
-# %% ../nbs/43_cluster.ipynb #1932e14b
+# %% ../nbs/43_cluster.ipynb #8dd49f1d
 def _partition_number(partition_info) -> int | str:
     return "?" if not partition_info else partition_info.get("number", "?")
 
@@ -196,6 +213,7 @@ def _run_partition(payload, part, checks, number, offset=None, empty=None) -> Ex
     for check in checks: check(e, model, part, number)
     return e
 
+# %% ../nbs/43_cluster.ipynb #a78c43c6
 def _flat(frame: pd.DataFrame, sep: str | None) -> pd.DataFrame:
     if sep is None or not isinstance(frame.columns, pd.MultiIndex): return frame
     return frame.set_axis([sep.join(map(str, c)) for c in frame.columns], axis=1)
@@ -358,7 +376,30 @@ class DaskExplanation(_DaskCore, _DaskResults):
         new._template, new._empty = self._template, self._empty
         return new
 
-# %% ../nbs/43_cluster.ipynb #6d431755
+# %% ../nbs/43_cluster.ipynb #9b99e884
+def _dask_rows(X):
+    "The rows `explain` distributes: a dask DataFrame as it is, a 2-d dask array with every column in one block; refused by name otherwise."
+    if not is_dask_collection(X): raise TypeError(f"X must be a dask DataFrame or dask array, got {type(X).__name__}")
+    import dask.array as da, dask.dataframe as dd
+    if isinstance(X, dd.DataFrame): return X
+    if isinstance(X, da.Array) and X.ndim == 2:
+        if any(np.isnan(s) for s in X.chunks[0]):        # e.g. after a boolean filter: the rows' positions are unknown
+            raise ValueError("X has unknown chunk sizes (a filter's, say): call X.compute_chunk_sizes() first")
+        return X.rechunk({1: -1})                                                  # every column in one block
+    raise TypeError(f"X must be a dask DataFrame or a 2-d dask array, got {type(X).__name__} "
+                    f"with {getattr(X, 'ndim', '?')} dimension(s)" + (" (a Series: X.to_frame())" if isinstance(X, dd.Series) else ""))
+
+# %% ../nbs/43_cluster.ipynb #841de762
+def _fixed_options(options: dict) -> dict:
+    "The options of `explain` with a dask collection computed; refused when a background would be drawn without an integer `random_state`."
+    rs = options.get("random_state", 0)
+    if rs is None or not isinstance(rs, numbers.Integral) or isinstance(rs, bool):
+        raise ValueError(f"random_state={rs!r}: on a dask collection every partition must draw the same background; "
+                         "give an integer random_state, or the background rows themselves (background=...)")
+    import dask
+    return {k: (dask.compute(v)[0] if is_dask_collection(v) else v) for k, v in options.items()}
+
+# %% ../nbs/43_cluster.ipynb #0a8dff5b
 def explain(explain_fn: Callable,  # an in-memory explain(model, X, **options) -> Explanation of part A, B or C
             model,  # the fitted model, shipped once to the workers
             X,  # a dask DataFrame (e.g. from dask.dataframe.read_parquet) or a 2-d dask array
@@ -372,22 +413,7 @@ def explain(explain_fn: Callable,  # an in-memory explain(model, X, **options) -
     require_dask("explain on a dask collection")
     if args: raise TypeError("explain on a dask collection takes its options by keyword only")
     if not is_fitted(model): check_fitted(model)          # refused here, saying why, not on a worker after the rows left
-    if not is_dask_collection(X): raise TypeError(f"X must be a dask DataFrame or dask array, got {type(X).__name__}")
-    import dask.array as da, dask.dataframe as dd
-    if isinstance(X, dd.DataFrame): pass
-    elif isinstance(X, da.Array) and X.ndim == 2:
-        if any(np.isnan(s) for s in X.chunks[0]):        # e.g. after a boolean filter: the rows' positions are unknown
-            raise ValueError("X has unknown chunk sizes (a filter's, say): call X.compute_chunk_sizes() first")
-        X = X.rechunk({1: -1})                                                    # every column in one block
-    else: raise TypeError(f"X must be a dask DataFrame or a 2-d dask array, got {type(X).__name__} "
-                          f"with {getattr(X, 'ndim', '?')} dimension(s)" + (" (a Series: X.to_frame())" if isinstance(X, dd.Series) else ""))
-    rs = options.get("random_state", 0)
-    if rs is None or not isinstance(rs, numbers.Integral) or isinstance(rs, bool):
-        raise ValueError(f"random_state={rs!r}: on a dask collection every partition must draw the same background; "
-                         "give an integer random_state, or the background rows themselves (background=...)")
-    import dask
-    options = {k: (dask.compute(v)[0] if is_dask_collection(v) else v) for k, v in options.items()}
-    return DaskExplanation(explain_fn, model, X, options)
+    return DaskExplanation(explain_fn, model, _dask_rows(X), _fixed_options(options))
 
 # %% ../nbs/43_cluster.ipynb #371bca35
 def dask_dispatch(explain_fn: Callable) -> Callable:

@@ -16,7 +16,7 @@ import numpy as np
 
 # %% auto #0
 __all__ = ['UNITS', 'GRADED_UNITS', 'PROBLEM_SETS', 'RUBRIC', 'TUTORIALS', 'TEACHER_NOTE', 'PROSE_PER_SLIDE', 'PARTS', 'README',
-           'Unit', 'exercises', 'written_answers', 'teacher_version', 'student_version', 'public_version',
+           'Unit', 'written_answers', 'exercises', 'teacher_version', 'student_version', 'public_version',
            'slide_version', 'with_notes', 'part_notebook', 'slides_html', 'link_out', 'build_course', 'MARK',
            'course_mark', 'matches', 'well_formed', 'BEGIN', 'END', 'HIDDEN_BEGIN', 'HIDDEN_END', 'STUB', 'TEXT_STUB',
            'GRADED', 'MARK_BEGIN', 'MARK_END', 'TASK', 'WRITTEN', 'strip_solutions', 'strip_hidden_tests',
@@ -34,8 +34,8 @@ class Unit:
     objectives: tuple[str, ...]        # what a student can do after the unit
     in_class: float = 0.0              # of `hours`, the time in class (the rest: reading, exercises, the project)
 
-# %% ../nbs/54_course.ipynb #46cbec5e
-UNITS: tuple[Unit, ...] = (
+# %% ../nbs/54_course.ipynb #34b1b643
+_WEEK1 = (
     Unit("Foundations: Shapley values from coalitions", 1, 3,
          ("50_foundations_shapley",),
          ("probability (expectations, conditional distributions)", "Python and numpy"),
@@ -50,6 +50,10 @@ UNITS: tuple[Unit, ...] = (
          ("Tutorial A: a naive Bayes as a geometry",),
          ("explain a weighted naive Bayes with its analytic Shapley values", "use the supervised distances they induce",
           "check a paper's claim against its reproduction", "explain a model of a new data set (problem set A)"), in_class=4.0),
+)
+
+# %% ../nbs/54_course.ipynb #ebdfcc10
+_WEEK2 = (
     Unit("Foundations: relevance propagation", 2, 3, ("51_foundations_lrp",),
          ("linear algebra (matrix products)", "derivatives of a composite function"),
          ("propagate relevance through a ReLU network with the rules LRP-0, LRP-ε and LRP-γ",
@@ -66,6 +70,10 @@ UNITS: tuple[Unit, ...] = (
          ("Tutorial B: a network for every model",),
          ("derive the networks of an SVM, a k-NN and a kernel regression", "reproduce and criticise a flipping benchmark",
           "compare two explainers by feature flipping (problem set B)"), in_class=4.0),
+)
+
+# %% ../nbs/54_course.ipynb #11176966
+_WEEK3 = (
     Unit("Foundations: dependencies between features", 3, 2, ("53_foundations_dependence",),
          ("Foundations: Shapley values from coalitions",),
          ("show how naive Bayes double-counts dependent evidence", "estimate conditional mutual information",
@@ -80,6 +88,9 @@ UNITS: tuple[Unit, ...] = (
          ("fit a generalized naive Bayes and explain it", "choose an explainer for a model and defend the choice",
           "weigh what a tree of dependencies buys on a new data set (problem set C)"), in_class=4.0),
 )
+
+# %% ../nbs/54_course.ipynb #3644d4dd
+UNITS: tuple[Unit, ...] = _WEEK1 + _WEEK2 + _WEEK3
 
 # %% ../nbs/54_course.ipynb #2bd1e088
 GRADED_UNITS = tuple(nb for u in UNITS for nb in u.notebooks if nb.startswith("5"))   # student and teacher versions
@@ -106,7 +117,7 @@ from .course_markup import (BEGIN, END, HIDDEN_BEGIN, HIDDEN_END, STUB, TEXT_STU
     strip_hidden_tests, strip_mark_scheme)
 _all_ = ["BEGIN", "END", "HIDDEN_BEGIN", "HIDDEN_END", "STUB", "TEXT_STUB", "GRADED", "MARK_BEGIN", "MARK_END", "TASK", "WRITTEN", "strip_solutions", "strip_hidden_tests", "strip_mark_scheme"]   # re-exported: the course's notebooks and the docs import them from here
 
-# %% ../nbs/54_course.ipynb #520fa41b
+# %% ../nbs/54_course.ipynb #f4e92945
 def _hints(src: str) -> list[str]:
     "The messages of the `assert` statements of a cell (the hints a failing check shows)."
     try: tree = ast.parse(src)
@@ -114,6 +125,16 @@ def _hints(src: str) -> list[str]:
     return [n.msg.value for n in ast.walk(tree)
             if isinstance(n, ast.Assert) and isinstance(n.msg, ast.Constant) and isinstance(n.msg.value, str)]
 
+# %% ../nbs/54_course.ipynb #3178296b
+def written_answers(nb: dict) -> list[dict]:
+    "The written answers of a notebook, graded by hand: grade_id, points, cell index."
+    return [{"grade_id": g[0], "points": g[1], "cell": i} for i, c in enumerate(nb["cells"]) if (g := _written(c))]
+
+def _unique(items: list[dict]) -> None:
+    ids = [e["grade_id"] for e in items]
+    if len(set(ids)) != len(ids): raise ValueError(f"grade_id repeated in a notebook: {sorted(i for i in ids if ids.count(i) > 1)}")
+
+# %% ../nbs/54_course.ipynb #5ca51944
 def exercises(nb: dict) -> list[dict]:
     """The auto-graded checks of a notebook: grade_id, points, cell index, the hints of their visible assertions
     and whether they hold hidden tests."""
@@ -125,15 +146,7 @@ def exercises(nb: dict) -> list[dict]:
     _unique(out + written_answers(nb) + [{"grade_id": t[0]} for c in nb["cells"] if (t := _task(c))])
     return out
 
-def written_answers(nb: dict) -> list[dict]:
-    "The written answers of a notebook, graded by hand: grade_id, points, cell index."
-    return [{"grade_id": g[0], "points": g[1], "cell": i} for i, c in enumerate(nb["cells"]) if (g := _written(c))]
-
-def _unique(items: list[dict]) -> None:
-    ids = [e["grade_id"] for e in items]
-    if len(set(ids)) != len(ids): raise ValueError(f"grade_id repeated in a notebook: {sorted(i for i in ids if ids.count(i) > 1)}")
-
-# %% ../nbs/54_course.ipynb #0f16002c
+# %% ../nbs/54_course.ipynb #e9b05c6b
 def _nbgrader(cell, answer_id: str) -> None:
     """nbgrader's metadata (schema 3) on a solution cell (named `answer_id`), a graded check cell or a written answer
     (a solution graded by hand); other cells are left alone."""
@@ -145,6 +158,7 @@ def _nbgrader(cell, answer_id: str) -> None:
     else: return
     cell.setdefault("metadata", {})["nbgrader"] = {"task": False, **meta, "schema_version": 3}
 
+# %% ../nbs/54_course.ipynb #13d019da
 def teacher_version(nb: dict) -> dict:
     """The notebook with its solutions, hidden tests and saved outputs, nbgrader's metadata on its answer and check
     cells (an answer cell is named after the check that follows it: `ID_answer`, then `ID_answer_2`, ...)."""

@@ -14,12 +14,13 @@ from contextlib import contextmanager
 
 # %% auto #0
 __all__ = ['WITHOUT', 'PARTIAL', 'GRADERS', 'hidden_tests', 'answer_names', 'grader_key', 'NotAvailable', 'taken_away', 'grade',
-           'graded_version', 'graders_module']
+           'graders_module', 'graded_version']
 
-# %% ../nbs/54b_course_grading.ipynb #887483b6
+# %% ../nbs/54b_course_grading.ipynb #01aa565e
 WITHOUT = re.compile(r"^[ \t]*#\s*without:\s*(?P<names>[\w., ]+?)\s*$", re.M)   # a hidden test's line: what a by-hand answer may not use
 PARTIAL = re.compile(r"^[ \t]*#\s*a point per assert", re.M)                   # a quiz: each top-level assert is one point
 
+# %% ../nbs/54b_course_grading.ipynb #8eafec45
 def hidden_tests(src: str) -> str:
     "The hidden tests of a check cell's source (the lines between `### BEGIN HIDDEN TESTS` and `### END HIDDEN TESTS`)."
     from xai_geometry.course_markup import HIDDEN_BEGIN, HIDDEN_END
@@ -30,12 +31,14 @@ def hidden_tests(src: str) -> str:
         elif inside: out.append(line)
     return "\n".join(out)
 
+# %% ../nbs/54b_course_grading.ipynb #b1ec1138
 def answer_names(answer_cell: str) -> tuple[str, ...]:
     "The names an answer cell asks for: those it sets to `None` before its solution (`phi = None   # your answer`)."
     tree = ast.parse(answer_cell)
     return tuple(t.id for st in tree.body if isinstance(st, ast.Assign) and isinstance(st.value, ast.Constant)
                  and st.value.value is None for t in ast.walk(ast.Tuple(elts=st.targets)) if isinstance(t, ast.Name))
 
+# %% ../nbs/54b_course_grading.ipynb #a8b9e098
 def grader_key(check_cell: str, answer_cell: str, points: float) -> dict:
     """What grades one exercise, kept from the students: its hidden tests, the answer's names, the names a by-hand
     answer may not use (`# without: a, b.c` in the hidden tests) and whether each assert is a point (`# a point per assert`)."""
@@ -60,26 +63,35 @@ def _owners(obj) -> list:
     roots = {"xai_geometry", (getattr(obj, "__module__", None) or "").split(".")[0]} - {"", "builtins", "__main__"}
     return [m for k, m in list(sys.modules.items()) if m is not None and k.split(".")[0] in roots]
 
-# %% ../nbs/54b_course_grading.ipynb #c5ae6e9f
-@contextmanager
-def taken_away(names, ns: dict):
-    """Within the block, each of `names` (a name of `ns`, `module.attribute` of a module in `ns`, or a name defined in
-    the package) is a `_Trap` wherever it is found: in `ns`, in every module of the package or of the object's
-    library that holds the same object, and as the attribute of a module; everything is put back on leaving."""
+# %% ../nbs/54b_course_grading.ipynb #6a99d60d
+def _attribute_trap(name: str, ns: dict) -> list:
+    "`module.attribute` (`np.trapezoid`) of a module in `ns` as `[(module, attribute, its value, a trap)]`, or [] when there is none."
+    head, _, attr = name.rpartition(".")
+    mod = ns.get(head.split(".")[0])
+    for part in head.split(".")[1:]: mod = getattr(mod, part, None)
+    return [(mod, attr, getattr(mod, attr), _Trap(name))] if mod is not None and hasattr(mod, attr) else []
+
+# %% ../nbs/54b_course_grading.ipynb #4b06ab83
+def _to_patch(names, ns: dict) -> tuple[dict, list]:
+    "The objects `names` stand for (id -> (object, name)) and the module attributes to trap, `(module, attribute, old, trap)`."
     objs, patched = {}, []
     for name in names:
-        head, _, attr = name.rpartition(".")
-        if head:
-            mod = ns.get(head.split(".")[0])
-            for part in head.split(".")[1:]: mod = getattr(mod, part, None)
-            if mod is not None and hasattr(mod, attr): patched.append((mod, attr, getattr(mod, attr), _Trap(name)))
-            continue
+        if name.rpartition(".")[0]: patched += _attribute_trap(name, ns); continue
         found = [ns[name]] if name in ns else []
         found += [vars(m)[name] for k, m in list(sys.modules.items()) if k.startswith("xai_geometry") and m is not None and name in vars(m)]
         for o in found: objs[id(o)] = (o, name)
     for o, name in objs.values():
         for m in _owners(o):
             patched += [(m, k, v, _Trap(name)) for k, v in list(vars(m).items()) if v is o]
+    return objs, patched
+
+# %% ../nbs/54b_course_grading.ipynb #a42bb5df
+@contextmanager
+def taken_away(names, ns: dict):
+    """Within the block, each of `names` (a name of `ns`, `module.attribute` of a module in `ns`, or a name defined in
+    the package) is a `_Trap` wherever it is found: in `ns`, in every module of the package or of the object's
+    library that holds the same object, and as the attribute of a module; everything is put back on leaving."""
+    objs, patched = _to_patch(names, ns)
     saved = {k: v for k, v in ns.items() if id(v) in objs}
     try:
         for m, k, _, trap in patched: setattr(m, k, trap)
@@ -103,14 +115,20 @@ def _guarded(f, names, ns):
         with taken_away(names, ns): return f(*args, **kwargs)
     return g
 
-# %% ../nbs/54b_course_grading.ipynb #7e52b98b
+# %% ../nbs/54b_course_grading.ipynb #c81a0698
+def _answer_source(key: dict, shell) -> str:
+    "The latest input before this check that sets one of the exercise's answers; refused, naming them, when there is none."
+    history = shell.user_ns.get("In", [])[:-1]
+    src = next((s for s in reversed(history) if _assigns(s, key["answers"])), None)
+    if src is None: raise AssertionError("no cell sets " + ", ".join(key["answers"]) + ": answer in the cell the exercise gives")
+    return src
+
+# %% ../nbs/54b_course_grading.ipynb #e71def97
 def _rerun(key: dict, shell) -> dict:
     """The answers of the exercise, from its answer cell run again (the latest input before this check that sets
     one of them) in a copy of the notebook's names, with `key["without"]` taken away; a function answer keeps them
     taken away when the hidden tests call it."""
-    history = shell.user_ns.get("In", [])[:-1]
-    src = next((s for s in reversed(history) if _assigns(s, key["answers"])), None)
-    if src is None: raise AssertionError("no cell sets " + ", ".join(key["answers"]) + ": answer in the cell the exercise gives")
+    src = _answer_source(key, shell)
     scratch = dict(shell.user_ns)
     try:
         with taken_away(key["without"], scratch): exec(compile(src, "<your answer>", "exec"), scratch)
@@ -121,7 +139,23 @@ def _rerun(key: dict, shell) -> dict:
     return {n: _guarded(scratch[n], key["without"], scratch) if callable(scratch.get(n)) else scratch.get(n)
             for n in key["answers"]}
 
-# %% ../nbs/54b_course_grading.ipynb #71cb8e08
+# %% ../nbs/54b_course_grading.ipynb #ef42fb90
+def _run_tests(key: dict, ns: dict) -> tuple[int, list[str], int]:
+    """Run the hidden tests `key["test"]` one statement at a time in `ns`: the asserts that hold, the failures' hints
+    (the first only, unless `key["partial"]`), and the number of asserts."""
+    __tracebackhide__ = True
+    passed, hints = 0, []
+    statements = ast.parse(key["test"]).body
+    for st in statements:
+        try: exec(compile(ast.Module(body=[st], type_ignores=[]), "<hidden test>", "exec"), ns)
+        except AssertionError as e: hints.append(str(e) or "not yet")
+        except NotAvailable as e: hints.append(f"this exercise is done by hand: your answer uses {e}, which the grading takes away")
+        except Exception as e: hints.append(f"the check cannot use your answer: {type(e).__name__}: {e}")
+        else: passed += isinstance(st, ast.Assert)
+        if hints and not key["partial"]: break
+    return passed, hints, sum(isinstance(st, ast.Assert) for st in statements)
+
+# %% ../nbs/54b_course_grading.ipynb #6832ea57
 def grade(key: dict, shell=None):
     """Run the hidden tests `key` (`grader_key`) of an exercise in the notebook's kernel, raising an `AssertionError`
     with the failed test's hint only: no line of the tests, no traceback into them. A by-hand answer (`key["without"]`)
@@ -133,23 +167,23 @@ def grade(key: dict, shell=None):
         shell = get_ipython()
     ns = dict(shell.user_ns)
     if key["without"]: ns.update(_rerun(key, shell))
-    passed, hints = 0, []
-    statements = ast.parse(key["test"]).body
-    for st in statements:
-        try: exec(compile(ast.Module(body=[st], type_ignores=[]), "<hidden test>", "exec"), ns)
-        except AssertionError as e: hints.append(str(e) or "not yet")
-        except NotAvailable as e: hints.append(f"this exercise is done by hand: your answer uses {e}, which the grading takes away")
-        except Exception as e: hints.append(f"the check cannot use your answer: {type(e).__name__}: {e}")
-        else: passed += isinstance(st, ast.Assert)
-        if hints and not key["partial"]: break
+    passed, hints, asserts = _run_tests(key, ns)
     if key["partial"]:
         for h in hints: print(h)
-        return key["points"] * passed / max(1, sum(isinstance(st, ast.Assert) for st in statements))
+        return key["points"] * passed / max(1, asserts)
     if hints: raise AssertionError(hints[0]) from None
 
-# %% ../nbs/54b_course_grading.ipynb #3e71b408
+# %% ../nbs/54b_course_grading.ipynb #50ccfd8b
 GRADERS = "course_graders"   # the module of the answer key, beside the teacher's notebooks and in the nbgrader folder's graders/
 
+def graders_module(keys: dict) -> str:
+    "The text of the module `course_graders` holding `keys` (grade_id -> `grader_key`): the answer key, for the teacher only."
+    return (f'"""The graders of the course\'s hidden tests: the answer key, for the teacher only (nbgrader\'s autograde '
+            f'imports it; keep it from the students)."""\nfrom xai_geometry.course_grading import grade as _grade\n\n'
+            f"KEYS = {pprint.pformat(keys, width=120, sort_dicts=False)}\n\n"
+            "def grade(grade_id: str):\n    __tracebackhide__ = True\n    return _grade(KEYS[grade_id])\n")
+
+# %% ../nbs/54b_course_grading.ipynb #d98ec8e0
 def graded_version(nb: dict) -> tuple[dict, dict]:
     """The teacher's notebook (`course.teacher_version`) with the hidden tests of each check cell replaced by one call
     of its grader, at the end of the cell (where nbgrader reads a quiz's points), and the keys of the graders
@@ -164,10 +198,3 @@ def graded_version(nb: dict) -> tuple[dict, dict]:
         c["source"] = (strip_hidden_tests(_src(c)).rstrip() + f"\n{HIDDEN_BEGIN}\nfrom {GRADERS} import grade\n"
                        f"grade({g[0]!r})\n{HIDDEN_END}")
     return nb, keys
-
-def graders_module(keys: dict) -> str:
-    "The text of the module `course_graders` holding `keys` (grade_id -> `grader_key`): the answer key, for the teacher only."
-    return (f'"""The graders of the course\'s hidden tests: the answer key, for the teacher only (nbgrader\'s autograde '
-            f'imports it; keep it from the students)."""\nfrom xai_geometry.course_grading import grade as _grade\n\n'
-            f"KEYS = {pprint.pformat(keys, width=120, sort_dicts=False)}\n\n"
-            "def grade(grade_id: str):\n    __tracebackhide__ = True\n    return _grade(KEYS[grade_id])\n")

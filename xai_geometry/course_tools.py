@@ -24,9 +24,18 @@ _NEEDED = ("reveal.js/dist/reveal.js", "reveal.js/plugin/notes/notes.js", "mathj
 
 def _complete(modules: Path) -> bool: return all((modules / f).is_file() for f in _NEEDED)
 
-# %% ../nbs/54a_course_tools.ipynb #fe2851d4
+# %% ../nbs/54a_course_tools.ipynb #2a3c4541
 SLIDE_PACKAGES = {"reveal.js": "reveal.js@4", "mathjax": "mathjax@2", "requirejs": "requirejs@2", "jquery": "jquery@3"}
 
+# %% ../nbs/54a_course_tools.ipynb #611ba070
+def _npm_install(prefix: Path) -> Path | None:
+    "Install `SLIDE_PACKAGES` with npm into `prefix`: its `node_modules` when complete, else None."
+    prefix.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["npm", "install", "--prefix", str(prefix), "--no-audit", "--no-fund", *SLIDE_PACKAGES.values()],
+                   capture_output=True, text=True, timeout=600)
+    return prefix / "node_modules" if _complete(prefix / "node_modules") else None
+
+# %% ../nbs/54a_course_tools.ipynb #f1df579d
 def find_slide_assets(root=None, install: bool = True) -> Path | None:
     """The `node_modules` folder holding reveal.js 4, MathJax 2, require.js and jQuery (what nbconvert's reveal.js
     template loads), installed with npm into `.cache/course_assets` of the checkout if allowed (as the docs' MathJax
@@ -39,17 +48,15 @@ def find_slide_assets(root=None, install: bool = True) -> Path | None:
     prefix = Path(root) / ".cache" / "course_assets"
     if _complete(prefix / "node_modules"): return prefix / "node_modules"
     if not (install and shutil.which("npm")): return None
-    prefix.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["npm", "install", "--prefix", str(prefix), "--no-audit", "--no-fund", *SLIDE_PACKAGES.values()],
-                   capture_output=True, text=True, timeout=600)
-    return prefix / "node_modules" if _complete(prefix / "node_modules") else None
+    return _npm_install(prefix)
 
-# %% ../nbs/54a_course_tools.ipynb #2da4140b
+# %% ../nbs/54a_course_tools.ipynb #9113ff62
 _SKIP = ("unpacked", "test", "docs", "fonts/HTML-CSS/TeX/eot", "fonts/HTML-CSS/TeX/otf", "fonts/HTML-CSS/TeX/svg",
          "fonts/HTML-CSS/TeX/png", "fonts/HTML-CSS/STIX-Web", "fonts/HTML-CSS/Asana-Math", "fonts/HTML-CSS/Gyre-Pagella",
          "fonts/HTML-CSS/Gyre-Termes", "fonts/HTML-CSS/Latin-Modern", "fonts/HTML-CSS/Neo-Euler", "jax/output/SVG",
          "jax/output/HTML-CSS", "jax/output/NativeMML", "jax/output/PreviewHTML", "localization")   # MathJax 2: CommonHTML only
 
+# %% ../nbs/54a_course_tools.ipynb #061832a4
 def copy_slide_assets(modules: Path, dest: Path) -> Path:
     "Copy what the decks load (reveal.js's dist and plugins, MathJax 2 with its CommonHTML output only, require.js, jQuery) into `dest`."
     dest = Path(dest)
@@ -64,12 +71,8 @@ def copy_slide_assets(modules: Path, dest: Path) -> Path:
     shutil.copy2(modules / "jquery" / "dist" / "jquery.min.js", dest / "js" / "jquery.min.js")
     return dest
 
-# %% ../nbs/54a_course_tools.ipynb #f74ff2f2
-_TEMPLATE = r"""{%- extends 'index.html.j2' -%}
-{%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
-{% block jupyter_widgets %}{% endblock jupyter_widgets %}
-{%- block html_head_css -%}
-<style>
+# %% ../nbs/54a_course_tools.ipynb #bae36f39
+_SLIDE_CSS = r"""<style>
 .reveal { font-size: 24px !important; }
 .reveal .slides { text-align: left; }
 .reveal .slides section .jp-RenderedHTMLCommon p, .reveal .slides section li { line-height: 1.35; }
@@ -82,18 +85,22 @@ _TEMPLATE = r"""{%- extends 'index.html.j2' -%}
 /* a figure is never cut by a scrolling box: its output grows to the figure, which is bounded above */
 .reveal .slides section .jp-OutputArea-output:has(img) { max-height: none; overflow: visible; }
 </style>
-{%- endblock html_head_css -%}
+"""
+
+# %% ../nbs/54a_course_tools.ipynb #ae04bb07
+_TEMPLATE = r"""{%- extends 'index.html.j2' -%}
+{%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
+{% block jupyter_widgets %}{% endblock jupyter_widgets %}
+{%- block html_head_css -%}
+""" + _SLIDE_CSS + r"""{%- endblock html_head_css -%}
 {% block footer_js %}{{ super() }}
 <script>require(["{{ resources.reveal.url_prefix }}/dist/reveal.js"], function (R) { window.xgReveal = R; });</script>
 {% endblock footer_js %}
 """
 
-# %% ../nbs/54a_course_tools.ipynb #188770fe
-def offline_slides_html(nb, assets: str = "assets") -> str:
-    """reveal.js slides of a notebook node (`nbformat`) that load everything from the folder `assets` next to them
-    (reveal.js, MathJax, require.js, jQuery: `copy_slide_assets`), with no prompt, no mermaid or widget script, and
-    figures, code and outputs bounded by the slide (a longer one scrolls in its own box). Cells tagged `xg-hide-input`
-    show their output only."""
+# %% ../nbs/54a_course_tools.ipynb #7a14b31b
+def _slides_exporter(assets: str):
+    "nbconvert's `SlidesExporter` with `_TEMPLATE`, no prompts, every script from the folder `assets`, the white theme, and the input of `xg-hide-input` cells removed."
     from jinja2 import DictLoader
     from nbconvert import SlidesExporter
     from nbconvert.preprocessors import TagRemovePreprocessor
@@ -104,7 +111,15 @@ def offline_slides_html(nb, assets: str = "assets") -> str:
     ex.mathjax_url = f"{assets}/mathjax/MathJax.js?config=TeX-AMS_CHTML-full,Safe"
     ex.reveal_scroll, ex.reveal_theme = True, "white"        # the white theme's fonts are in reveal.js, not online
     ex.register_preprocessor(TagRemovePreprocessor(remove_input_tags={"xg-hide-input"}), enabled=True)
-    html, _ = ex.from_notebook_node(nb)
+    return ex
+
+# %% ../nbs/54a_course_tools.ipynb #69671fd0
+def offline_slides_html(nb, assets: str = "assets") -> str:
+    """reveal.js slides of a notebook node (`nbformat`) that load everything from the folder `assets` next to them
+    (reveal.js, MathJax, require.js, jQuery: `copy_slide_assets`), with no prompt, no mermaid or widget script, and
+    figures, code and outputs bounded by the slide (a longer one scrolls in its own box). Cells tagged `xg-hide-input`
+    show their output only."""
+    html, _ = _slides_exporter(assets).from_notebook_node(nb)
     return html
 
 # %% ../nbs/54a_course_tools.ipynb #7a293022
@@ -123,8 +138,8 @@ def due_dates(start) -> dict[str, "datetime"]:
     except ValueError: raise UsageError(f"--start {start}: not a date; give the course's first day as YYYY-MM-DD") from None
     return {w: datetime.combine(day + timedelta(days=d), time(9)) for w, d in DUE.items()}
 
-# %% ../nbs/54a_course_tools.ipynb #da824d4e
-NBGRADER_CONFIG = '''c = get_config()
+# %% ../nbs/54a_course_tools.ipynb #d51766da
+_CONFIG_RUN = '''c = get_config()
 c.CourseDirectory.course_id = "xai-geometry"
 # nbgrader's default code stub adds `raise NotImplementedError()`, which would make every answer cell fail; with
 # this one an unanswered notebook runs top to bottom and only its graded checks fail, each with its hint.
@@ -137,7 +152,10 @@ c.Execute.timeout = 600          # seconds per cell: the problem sets fit models
 import os
 _graders = os.path.join(os.path.dirname(os.path.abspath(__file__)), "graders")
 os.environ["PYTHONPATH"] = os.pathsep.join([_graders] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != _graders])
+'''
 
+# %% ../nbs/54a_course_tools.ipynb #a87c270a
+_CONFIG_FEEDBACK = '''
 # Feedback without the key: nbgrader's generate_feedback writes each cell's source; without these two it would hand
 # the students the hidden tests and the projects' mark schemes.
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
@@ -146,6 +164,7 @@ c.GenerateFeedback.preprocessors = [ClearHiddenTests, ClearMarkScheme, GetGrades
 # and a failure's traceback is its last line, the hint: no line of the check cell around it
 c.Execute.extra_arguments = ["--InteractiveShell.xmode=Minimal"]
 '''
+NBGRADER_CONFIG = _CONFIG_RUN + _CONFIG_FEEDBACK
 
 # %% ../nbs/54a_course_tools.ipynb #08925fd2
 def check_tools(*, slides: bool = False, nbgrader: bool = False) -> None:
@@ -174,7 +193,37 @@ def check_nbgrader_folder(folder, *, force: bool = False) -> Path:
                          "this would overwrite); choose a new folder, or add --force to overwrite them")
     return folder
 
-# %% ../nbs/54a_course_tools.ipynb #73e1394e
+# %% ../nbs/54a_course_tools.ipynb #b5e1ec81
+def _write_config(folder: Path, keys: dict) -> list[Path]:
+    "`nbgrader_config.py` and the graders of the hidden tests, `graders/course_graders.py` (the answer key `keys`)."
+    from xai_geometry.course_grading import GRADERS, graders_module
+    (folder / "graders").mkdir(exist_ok=True)
+    written = [folder / "nbgrader_config.py", folder / "graders" / f"{GRADERS}.py"]
+    written[0].write_text(NBGRADER_CONFIG, encoding="utf-8")
+    written[1].write_text(graders_module(keys), encoding="utf-8")
+    return written
+
+# %% ../nbs/54a_course_tools.ipynb #88f7a8ca
+def _write_sources(folder: Path, teacher: dict[str, dict]) -> list[Path]:
+    "The teacher's notebooks (`teacher`: stem -> notebook) as nbgrader's `source/<week>/<unit>.ipynb`, by week (`ASSIGNMENTS`)."
+    written = []
+    for week, stems in ASSIGNMENTS.items():
+        (folder / "source" / week).mkdir(parents=True, exist_ok=True)
+        for s in stems:
+            p = folder / "source" / week / f"{s}.ipynb"
+            p.write_text(json.dumps(teacher[s], indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+            written.append(p)
+    return written
+
+# %% ../nbs/54a_course_tools.ipynb #e4694bbb
+def _write_gradebook(folder: Path, start) -> Path:
+    "nbgrader's `gradebook.db` in `folder` holding the three assignments with their due dates (`due_dates(start)`)."
+    from nbgrader.api import Gradebook
+    with Gradebook(f"sqlite:///{(folder / 'gradebook.db').resolve()}") as gb:
+        for week, due in due_dates(start).items(): gb.update_or_create_assignment(week, duedate=due)
+    return folder / "gradebook.db"
+
+# %% ../nbs/54a_course_tools.ipynb #66d4a5bf
 def write_nbgrader_course(folder, teacher: dict[str, dict], keys: dict | None = None, start=None) -> list[Path]:
     """An nbgrader course folder: `nbgrader_config.py` (the code stub that keeps "only the graded checks fail", the
     graders on the kernels' path, feedback without hidden tests or mark schemes), `graders/course_graders.py` (the
@@ -185,23 +234,8 @@ def write_nbgrader_course(folder, teacher: dict[str, dict], keys: dict | None = 
     `nbgrader autograde week1`, grade the written answers in the formgrader, `nbgrader export`."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    written = [folder / "nbgrader_config.py"]
-    written[0].write_text(NBGRADER_CONFIG, encoding="utf-8")
-    from xai_geometry.course_grading import GRADERS, graders_module
-    (folder / "graders").mkdir(exist_ok=True)
-    written.append(folder / "graders" / f"{GRADERS}.py")
-    written[-1].write_text(graders_module(keys or {}), encoding="utf-8")
-    for week, stems in ASSIGNMENTS.items():
-        (folder / "source" / week).mkdir(parents=True, exist_ok=True)
-        for s in stems:
-            p = folder / "source" / week / f"{s}.ipynb"
-            p.write_text(json.dumps(teacher[s], indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-            written.append(p)
-    if start is not None:
-        from nbgrader.api import Gradebook
-        with Gradebook(f"sqlite:///{(folder / 'gradebook.db').resolve()}") as gb:
-            for week, due in due_dates(start).items(): gb.update_or_create_assignment(week, duedate=due)
-        written.append(folder / "gradebook.db")
+    written = _write_config(folder, keys or {}) + _write_sources(folder, teacher)
+    if start is not None: written.append(_write_gradebook(folder, start))
     return written
 
 # %% ../nbs/54a_course_tools.ipynb #e18d2aac
@@ -219,7 +253,18 @@ def course_mark(weeks: dict[str, tuple[float, float, float]]) -> float:
         marks.append(MARK["exercises"] * scored / possible + MARK["project"] * project / 100)
     return float(np.mean(marks))
 
-# %% ../nbs/54a_course_tools.ipynb #b17367f8
+# %% ../nbs/54a_course_tools.ipynb #c90e94d0
+def _week_points(gb, week: str, student: str, possible: float) -> tuple[float, float, float]:
+    """A student's `(scored, possible, project)` for a week in nbgrader's gradebook `gb`: the exercise points scored
+    (hidden tests and written answers), those `possible`, and the project's rubric points (its task cell); 0 when the
+    week was not submitted."""
+    from nbgrader.api import MissingEntry, TaskCell
+    try: grades = [g for nb in gb.find_submission(week, student).notebooks for g in nb.grades]
+    except MissingEntry: grades = []
+    project = sum(g.score or 0 for g in grades if isinstance(g.cell, TaskCell))
+    return (sum(g.score or 0 for g in grades if not isinstance(g.cell, TaskCell)), possible, project)
+
+# %% ../nbs/54a_course_tools.ipynb #df6d3eeb
 def course_marks(gradebook) -> dict[str, float]:
     """Each student's course mark out of 100 (`course_mark`) from nbgrader's gradebook (the course folder's
     `gradebook.db`, after autograde and the hand grading): per week, the exercise points scored (hidden tests and
@@ -228,16 +273,7 @@ def course_marks(gradebook) -> dict[str, float]:
     from xai_geometry.runner import UsageError
     if not Path(gradebook).is_file(): raise UsageError(f"{gradebook}: no gradebook there (nbgrader writes gradebook.db in the course folder)")
     check_tools(nbgrader=True)                                           # the course extra, named if it is missing
-    from nbgrader.api import Gradebook, MissingEntry, TaskCell
-    marks = {}
+    from nbgrader.api import Gradebook
     with Gradebook(f"sqlite:///{Path(gradebook).resolve()}") as gb:
         possible = {w: sum(c.max_score for nb in gb.find_assignment(w).notebooks for c in nb.grade_cells) for w in ASSIGNMENTS}
-        for student in gb.students:
-            weeks = {}
-            for week in ASSIGNMENTS:
-                try: grades = [g for nb in gb.find_submission(week, student.id).notebooks for g in nb.grades]
-                except MissingEntry: grades = []
-                project = sum(g.score or 0 for g in grades if isinstance(g.cell, TaskCell))
-                weeks[week] = (sum(g.score or 0 for g in grades if not isinstance(g.cell, TaskCell)), possible[week], project)
-            marks[student.id] = course_mark(weeks)
-    return marks
+        return {s.id: course_mark({w: _week_points(gb, w, s.id, possible[w]) for w in ASSIGNMENTS}) for s in gb.students}

@@ -19,10 +19,19 @@ import numpy as np
 import pandas as pd
 
 # %% auto #0
-__all__ = ['SEP', 'adult_like_parquet', 'bench_model', 'in_memory_run', 'sample_difference', 'cluster_run', 'warm_up_workers',
+__all__ = ['SEP', 'adult_like_parquet', 'bench_model', 'in_memory_run', 'sample_difference', 'warm_up_workers', 'cluster_run',
            'bench']
 
-# %% ../../nbs/43a_bench_cluster.ipynb #55edc10a
+# %% ../../nbs/43a_bench_cluster.ipynb #03535f15
+def _adult_like_part(X: pd.DataFrame, numeric: list, sd: dict, rng, start: int, n: int) -> pd.DataFrame:
+    "`n` rows of `X` drawn with replacement, indexed `start`… (`row`); each non-zero numeric value moved by N(0, (5 % of its column's sd)²), rounded."
+    part = X.iloc[rng.integers(0, len(X), n)].set_axis(pd.Index(np.arange(start, start + n), name="row"), axis=0)
+    for c in numeric:
+        v = part[c].to_numpy().astype(float)
+        part[c] = np.round(v + rng.normal(0, 0.05 * sd[c], n) * (v != 0)).astype(np.int64)
+    return part
+
+# %% ../../nbs/43a_bench_cluster.ipynb #52a70e0c
 def adult_like_parquet(folder: str | Path,  # created if needed; receives part-00000.parquet, part-00001.parquet, ...
                        n_rows: int, rows_per_file: int = 250_000, seed: int = 0) -> list[Path]:
     """Write `n_rows` adult-like rows as Parquet files of `rows_per_file` rows: adult's rows drawn with replacement, every
@@ -37,10 +46,7 @@ def adult_like_parquet(folder: str | Path,  # created if needed; receives part-0
     paths = []
     for k, start in enumerate(range(0, n_rows, rows_per_file)):
         n = min(rows_per_file, n_rows - start)
-        part = X.iloc[rng.integers(0, len(X), n)].set_axis(pd.Index(np.arange(start, start + n), name="row"), axis=0)
-        for c in numeric:
-            v = part[c].to_numpy().astype(float)
-            part[c] = np.round(v + rng.normal(0, 0.05 * sd[c], n) * (v != 0)).astype(np.int64)
+        part = _adult_like_part(X, numeric, sd, rng, start, n)
         paths.append(folder / f"part-{k:05d}.parquet"); part.to_parquet(paths[-1])
     return paths
 
@@ -93,7 +99,15 @@ def sample_difference(data_dir, memory_out, cluster_out, model, n_sample: int = 
                 max_abs_diff_alone=float(max(np.abs(A.to_numpy() - C.to_numpy()).max(), np.abs(B.to_numpy() - C.to_numpy()).max())),
                 columns=A.shape[1])
 
-# %% ../../nbs/43a_bench_cluster.ipynb #f5222d98
+# %% ../../nbs/43a_bench_cluster.ipynb #36224d45
+def warm_up_workers(client, model, data_dir: str) -> float:
+    "One `explain` of 100 rows on every worker (imports, compiled code, as in memory); their largest resident memory then (MiB)."
+    from xai_geometry.naive_bayes import explain
+    warm = pd.read_parquet(sorted(Path(data_dir).glob("*.parquet"))[0]).iloc[:100]
+    client.run(lambda: explain(model, warm) and None)
+    return max(client.run(_peak_rss_mib).values())
+
+# %% ../../nbs/43a_bench_cluster.ipynb #d727615a
 def cluster_run(client, model, data_dir: str, out_dir: str) -> dict:
     "The same on the cluster: `dask.dataframe.read_parquet` -> `cluster.explain` -> `to_parquet`, one partition per file."
     import dask.dataframe as dd
@@ -105,13 +119,6 @@ def cluster_run(client, model, data_dir: str, out_dir: str) -> dict:
     cluster.explain(explain, model, X).to_frame(sep=SEP).to_parquet(out_dir, write_index=True)
     total = time.perf_counter() - t0
     return dict(total_s=total, partitions=X.npartitions, workers=len(client.scheduler_info(n_workers=-1)["workers"]))
-
-def warm_up_workers(client, model, data_dir: str) -> float:
-    "One `explain` of 100 rows on every worker (imports, compiled code, as in memory); their largest resident memory then (MiB)."
-    from xai_geometry.naive_bayes import explain
-    warm = pd.read_parquet(sorted(Path(data_dir).glob("*.parquet"))[0]).iloc[:100]
-    client.run(lambda: explain(model, warm) and None)
-    return max(client.run(_peak_rss_mib).values())
 
 # %% ../../nbs/43a_bench_cluster.ipynb #de52a6c0
 def _bench_table(mem: list[dict], clu: list[dict], *, n_rows, repeats, threads, worker_peak, idle, limit_mib, load, diff) -> pd.DataFrame:

@@ -36,7 +36,37 @@ def _recentred(U: np.ndarray,     # (n, d) the KernelRidge's training rows
     delta_alpha = solve(K, np.ones(len(U)), assume_a="pos")   # Δα = (K + λI)⁻¹ 1
     return coef - level * delta_alpha, delta_alpha
 
-# %% ../../nbs/23_kernel_regression.ipynb #7e678c96
+# %% ../../nbs/23_kernel_regression.ipynb #1b5cbd9d
+def _positional_level(args: tuple, level: float) -> float:
+    "The level given by position after the model (deprecated: a FutureWarning), else `level`."
+    if not args: return level
+    if len(args) > 1: raise TypeError(f"NeuralizedKernelRegression takes the model as its only positional argument, got {1 + len(args)}")
+    warnings.warn("NeuralizedKernelRegression(model, level): pass the level as a keyword, "
+                  "NeuralizedKernelRegression(model, level=...); the positional form will be removed", FutureWarning, stacklevel=3)
+    return args[0]
+
+# %% ../../nbs/23_kernel_regression.ipynb #1854dd2d
+def _ridge_pools(model, gamma: float, level: float, method: str) -> tuple:
+    "(α′, the rows, θ′, Δα or None) of a fitted Gaussian KernelRidge explained at the level c = `level`."
+    coef = dense(model.dual_coef_, "the model's dual coefficients")
+    if coef.ndim == 2 and coef.shape[1] != 1:
+        raise ValueError(f"multi-output KernelRidge ({coef.shape[1]} targets) is not supported: fit one model per target")
+    coef = coef.ravel(); U = dense(model.X_fit_, "the model's training points")
+    if method == "recentre":
+        coef, delta_alpha = _recentred(U, coef, model.alpha, gamma, level)
+        return coef, U, 0.0, delta_alpha
+    return coef, U, -level, None
+
+# %% ../../nbs/23_kernel_regression.ipynb #33dabb88
+def _svr_pools(model, gamma: float, level: float, method: str) -> tuple:
+    "(α, the support vectors, θ′ = θ − c, None) of a fitted Gaussian SVR or NuSVR explained at the level c = `level`."
+    if method == "recentre":
+        raise ValueError("method='recentre' re-centres KernelRidge coefficients; for SVR use method='bias'")
+    coef = dense(model.dual_coef_, "the model's dual coefficients").ravel()
+    U = dense(model.support_vectors_, "the model's support vectors")
+    return coef, U, float(np.ravel(model.intercept_)[0]) - level, None
+
+# %% ../../nbs/23_kernel_regression.ipynb #6cbce74a
 class NeuralizedKernelRegression(SoftPoolNetwork):
     """A fitted Gaussian `KernelRidge` or `SVR` (or `NuSVR`) as a two-pool network whose decision boundary is
     a contour level c of the regression function (§5, eq. 8).
@@ -55,28 +85,14 @@ class NeuralizedKernelRegression(SoftPoolNetwork):
                  chunk_size: int | None = None, blas_threads: int | None = 1):
         from sklearn.kernel_ridge import KernelRidge
         from sklearn.svm import SVR, NuSVR
-        if args:
-            if len(args) > 1: raise TypeError(f"NeuralizedKernelRegression takes the model as its only positional argument, got {1 + len(args)}")
-            warnings.warn("NeuralizedKernelRegression(model, level): pass the level as a keyword, "
-                          "NeuralizedKernelRegression(model, level=...); the positional form will be removed", FutureWarning, stacklevel=2)
-            level = args[0]
+        level = _positional_level(args, level)
         check_params(self, {k: self._parameter_constraints[k] for k in ("level", "method")}, {"level": level, "method": method})
         self._set_options(chunk_size, blas_threads)
         level = float(level)
         gamma = check_rbf_model(model, (KernelRidge, SVR, NuSVR), "KernelRidge, SVR or NuSVR with kernel='rbf'")
-        if isinstance(model, KernelRidge):
-            coef = dense(model.dual_coef_, "the model's dual coefficients")
-            if coef.ndim == 2 and coef.shape[1] != 1:
-                raise ValueError(f"multi-output KernelRidge ({coef.shape[1]} targets) is not supported: fit one model per target")
-            coef = coef.ravel(); U = dense(model.X_fit_, "the model's training points"); theta = 0.0
-            if method == "recentre": coef, self.delta_alpha_ = _recentred(U, coef, model.alpha, gamma, level)
-            else:
-                theta = -level
-        else:
-            if method == "recentre":
-                raise ValueError("method='recentre' re-centres KernelRidge coefficients; for SVR use method='bias'")
-            coef = dense(model.dual_coef_, "the model's dual coefficients").ravel()
-            U = dense(model.support_vectors_, "the model's support vectors"); theta = float(np.ravel(model.intercept_)[0]) - level
+        pools = _ridge_pools if isinstance(model, KernelRidge) else _svr_pools
+        coef, U, theta, delta_alpha = pools(model, gamma, level, method)
+        if delta_alpha is not None: self.delta_alpha_ = delta_alpha
         pos, neg = coef > 0, coef < 0
         super().__init__(U[pos], coef[pos], U[neg], -coef[neg], theta, gamma, classes=np.array([-1, 1]),
                          chunk_size=chunk_size, blas_threads=blas_threads)
@@ -85,7 +101,7 @@ class NeuralizedKernelRegression(SoftPoolNetwork):
         self.coef_ = coef                                  # the (possibly re-centred) α′, in the model's row order
         feature_names_from(self, model)
 
-# %% ../../nbs/23_kernel_regression.ipynb #f48abc29
+# %% ../../nbs/23_kernel_regression.ipynb #fcb519d4
 @patch
 def regression_function(self: NeuralizedKernelRegression, X) -> np.ndarray:
     "The shifted regression function the network represents: f(x) − c (bias) or f′(x) (recentre), (n,)."
@@ -99,29 +115,35 @@ def regression_function(self: NeuralizedKernelRegression, X) -> np.ndarray:
     self._finite(X, out)
     return out
 
+# %% ../../nbs/23_kernel_regression.ipynb #801ac2a4
 @patch
 def _output_words(self: NeuralizedKernelRegression) -> str:
     return f"network_output g(x) of the regression at level c = {self.level:.3g} (> 0: f(x) > c)"
 
-# %% ../../nbs/23_kernel_regression.ipynb #e4a6c8b0
+# %% ../../nbs/23_kernel_regression.ipynb #4d8d6716
+def _kept_rows_prediction(model) -> tuple[np.ndarray, str]:
+    """The final model's predictions over the training rows it keeps (KernelRidge: all of them; SVR and NuSVR: their
+    support vectors, the only ones they keep), and what those rows are."""
+    from sklearn.pipeline import Pipeline
+    final = model[-1] if isinstance(model, Pipeline) else model
+    rows, kind = ((final.X_fit_, "training rows") if hasattr(final, "X_fit_")
+                  else (final.support_vectors_, "support vectors (the only training rows it keeps)"))
+    names = getattr(final, "feature_names_in_", None)
+    f = np.asarray(final.predict(pd.DataFrame(rows, columns=names) if names is not None else rows), float).ravel()
+    return f, f"the model's {len(f)} {kind}"
+
+# %% ../../nbs/23_kernel_regression.ipynb #de180266
 def default_level(model,            # fitted KernelRidge, SVR or NuSVR, or a Pipeline ending in one
                   background=None,  # rows in the model's input space (a pipeline's raw columns), or None
                  ) -> tuple[float, str]:
     """(c, where it comes from): the mean prediction over `background` if given, else over the training rows the
     final model keeps (KernelRidge: all of them; SVR and NuSVR: their support vectors, the only ones they keep)."""
-    from sklearn.pipeline import Pipeline
     if background is not None:
         B = background
         if len(B) == 0: raise ValueError("background has no rows: the default level is the mean prediction over them")
         names = getattr(model, "feature_names_in_", None)
         if names is not None and not isinstance(B, pd.DataFrame): B = pd.DataFrame(np.asarray(B, float), columns=names)
         f = np.asarray(model.predict(B), float).ravel(); what = f"the {len(f)} background rows"
-    else:
-        final = model[-1] if isinstance(model, Pipeline) else model
-        rows, kind = ((final.X_fit_, "training rows") if hasattr(final, "X_fit_")
-                      else (final.support_vectors_, "support vectors (the only training rows it keeps)"))
-        names = getattr(final, "feature_names_in_", None)
-        f = np.asarray(final.predict(pd.DataFrame(rows, columns=names) if names is not None else rows), float).ravel()
-        what = f"the model's {len(f)} {kind}"
+    else: f, what = _kept_rows_prediction(model)
     if not np.isfinite(f).all(): raise ValueError(f"the model's predictions over {what} are not finite: give level=")
     return float(f.mean()), f"the mean prediction over {what}"

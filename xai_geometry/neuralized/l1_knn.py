@@ -19,27 +19,30 @@ from .network import Network, class_label
 # %% auto #0
 __all__ = ['NeuralizedL1KNN']
 
-# %% ../../nbs/40_shapley_knn_relevance.ipynb #3875c940
+# %% ../../nbs/40_shapley_knn_relevance.ipynb #9399b549
+def _cut(D, r):
+    "Columns (n, r) of the r smallest entries of each row of D (r < D.shape[1]), unsorted; exact ties at the cut go to the lowest columns."
+    idx = np.argpartition(D, r - 1, axis=1)[:, :r]
+    kth = np.take_along_axis(D, idx, 1).max(axis=1)
+    less = D < kth[:, None]
+    amb = np.flatnonzero(less.sum(axis=1) + (D == kth[:, None]).sum(axis=1) > r)
+    if len(amb):   # exact ties at the cut: argpartition may keep any of them; keep the lowest columns
+        eq = D[amb] == kth[amb, None]
+        need = r - less[amb].sum(axis=1)
+        sel = less[amb] | (eq & (np.cumsum(eq, axis=1) <= need[:, None]))
+        idx[amb] = np.nonzero(sel)[1].reshape(len(amb), r)
+    return idx
+
+# %% ../../nbs/40_shapley_knn_relevance.ipynb #8187018f
 def _ranked(D, r):
     "Columns (n, r) of the r smallest entries of each row of D, sorted by (value, column)."
     m = D.shape[1]; r = min(r, m)
-    if r < m:
-        idx = np.argpartition(D, r - 1, axis=1)[:, :r]
-        kth = np.take_along_axis(D, idx, 1).max(axis=1)
-        less = D < kth[:, None]
-        amb = np.flatnonzero(less.sum(axis=1) + (D == kth[:, None]).sum(axis=1) > r)
-        if len(amb):   # exact ties at the cut: argpartition may keep any of them; keep the lowest columns
-            eq = D[amb] == kth[amb, None]
-            need = r - less[amb].sum(axis=1)
-            sel = less[amb] | (eq & (np.cumsum(eq, axis=1) <= need[:, None]))
-            idx[amb] = np.nonzero(sel)[1].reshape(len(amb), r)
-    else:
-        idx = np.tile(np.arange(m), (len(D), 1))
+    idx = _cut(D, r) if r < m else np.tile(np.arange(m), (len(D), 1))
     idx.sort(axis=1)
     o = np.argsort(np.take_along_axis(D, idx, 1), axis=1, kind="stable")
     return np.take_along_axis(idx, o, 1)
 
-# %% ../../nbs/40_shapley_knn_relevance.ipynb #2d2797fe
+# %% ../../nbs/40_shapley_knn_relevance.ipynb #d97ecee2
 class NeuralizedL1KNN(Network):
     """Part A's fitted ℓ1 k-NN (`SupervisedKNeighborsClassifier`: binary, odd k, ties="index") as part B's
     rank-pooling network with ℓ1 detection units, over the distinct recoded training rows and their counts.
@@ -53,34 +56,31 @@ class NeuralizedL1KNN(Network):
     _block_entries, _min_block = 1 << 21, 8
     _ranked = staticmethod(_ranked)
 
-    def _set_pools(self, U, counts, k, classes, groups, names, n_features):
-        """The network's pools: distinct rows `U` (U, D) with `counts` (U, 2) training rows of each class, k = 2q − 1,
-        the variable of each coordinate (`groups`) and the variables' names."""
-        self.U_, self.counts_ = U, np.asarray(counts, dtype=np.int64)
-        q = (int(k) + 1) // 2
-        for c in (0, 1):
-            if self.counts_[:, c].sum() < q:
-                raise ValueError(f"class {np.asarray(classes[c]).item()!r} has {self.counts_[:, c].sum()} training "
-                                 f"row(s), fewer than q = (n_neighbors + 1)/2 = {q}")
-        self.classes_ = classes
-        self.n_neighbors, self.q_ = int(k), q
-        self.pos_patterns_ = np.flatnonzero(self.counts_[:, 1] > 0)         # the pools: patterns holding each class
-        self.neg_patterns_ = np.flatnonzero(self.counts_[:, 0] > 0)
-        self.groups_, self.variable_names_ = np.asarray(groups), np.asarray(names, dtype=object)
-        self.n_features_in_ = n_features
-        self._exact = L1BandRule(kappa=0)                                   # κ = 0: the q-th neighbours, g itself
-
     def _n_members(self) -> int: return len(self.U_)
 
-# %% ../../nbs/40_shapley_knn_relevance.ipynb #61cf281f
+# %% ../../nbs/40_shapley_knn_relevance.ipynb #9ca92d47
 @patch
-def __init__(self: NeuralizedL1KNN, model,                        # fitted naive_bayes.SupervisedKNeighborsClassifier, binary, odd k
-             *, chunk_size: int | None = None,  # test rows per block (None: ~16 MB of distances)
-             blas_threads: int | None = 1,      # BLAS threads (scipy's cdist uses none; kept for a common signature)
-            ):
+def _set_pools(self: NeuralizedL1KNN, U, counts, k, classes, groups, names, n_features):
+    """The network's pools: distinct rows `U` (U, D) with `counts` (U, 2) training rows of each class, k = 2q − 1,
+    the variable of each coordinate (`groups`) and the variables' names."""
+    self.U_, self.counts_ = U, np.asarray(counts, dtype=np.int64)
+    q = (int(k) + 1) // 2
+    for c in (0, 1):
+        if self.counts_[:, c].sum() < q:
+            raise ValueError(f"class {np.asarray(classes[c]).item()!r} has {self.counts_[:, c].sum()} training "
+                             f"row(s), fewer than q = (n_neighbors + 1)/2 = {q}")
+    self.classes_ = classes
+    self.n_neighbors, self.q_ = int(k), q
+    self.pos_patterns_ = np.flatnonzero(self.counts_[:, 1] > 0)         # the pools: patterns holding each class
+    self.neg_patterns_ = np.flatnonzero(self.counts_[:, 0] > 0)
+    self.groups_, self.variable_names_ = np.asarray(groups), np.asarray(names, dtype=object)
+    self.n_features_in_ = n_features
+    self._exact = L1BandRule(kappa=0)                                   # κ = 0: the q-th neighbours, g itself
+
+# %% ../../nbs/40_shapley_knn_relevance.ipynb #e38e8bc8
+def _checked_k(model) -> int:
+    "The k of part A's fitted binary k-NN `model` (`SupervisedKNeighborsClassifier`, odd k, ties='index'); refused, saying why, otherwise."
     from xai_geometry.naive_bayes.neighbors import SupervisedKNeighborsClassifier
-    from xai_geometry.naive_bayes.geometry import embedding_from_parts
-    self._set_options(chunk_size, blas_threads)
     if not isinstance(model, SupervisedKNeighborsClassifier):
         raise TypeError(f"model must be a fitted SupervisedKNeighborsClassifier (part A), got {type(model).__name__}")
     check_is_fitted(model, "model_")
@@ -91,6 +91,17 @@ def __init__(self: NeuralizedL1KNN, model,                        # fitted naive
     if model.ties != "index":
         raise ValueError(f"the model's ties must be 'index' (lowest training index among tied rows), got {model.ties!r}: "
                          "with ties='vote' every row tied with the k-th votes, which rank pooling does not reproduce")
+    return k
+
+# %% ../../nbs/40_shapley_knn_relevance.ipynb #4a5b2fed
+@patch
+def __init__(self: NeuralizedL1KNN, model,                        # fitted naive_bayes.SupervisedKNeighborsClassifier, binary, odd k
+             *, chunk_size: int | None = None,  # test rows per block (None: ~16 MB of distances)
+             blas_threads: int | None = 1,      # BLAS threads (scipy's cdist uses none; kept for a common signature)
+            ):
+    from xai_geometry.naive_bayes.geometry import embedding_from_parts
+    self._set_options(chunk_size, blas_threads)
+    k = _checked_k(model)
     m = model.model_; J = len(m.classes_); M = m.n_features_in_
     U = embedding_from_parts(m, model.unique_codes_, model.kind, model.complement)   # (U, D) distinct embedded rows
     groups = np.repeat(np.arange(M), J)
@@ -153,7 +164,7 @@ def _decide(self: NeuralizedL1KNN, E):
         g[b] = dn - dp; dmin[b] = np.minimum(dp, dn)
     return g, dmin
 
-# %% ../../nbs/40_shapley_knn_relevance.ipynb #c08212b8
+# %% ../../nbs/40_shapley_knn_relevance.ipynb #9e55c158
 @patch
 def decision_function(self: NeuralizedL1KNN, X) -> np.ndarray:
     "g(x) = d_q⁻(x) − d_q⁺(x) in ℓ1, (n,); > 0 means classes_[1]."
@@ -165,6 +176,7 @@ def ties(self: NeuralizedL1KNN, X) -> np.ndarray:
     g, dmin = self._decide(self.check_rows(X))
     return np.abs(g) <= _TOL * (1 + dmin)
 
+# %% ../../nbs/40_shapley_knn_relevance.ipynb #6072e3b4
 @patch
 def predict(self: NeuralizedL1KNN, X) -> np.ndarray:
     "Labels from the sign of g; where g = 0 up to a relative 1e-9, the wrapped model's own vote (its lowest-index rule)."

@@ -31,31 +31,33 @@ def _competitors(V):
     Q = (W == W.max(axis=2, keepdims=True)).astype(float)
     return Q / Q.sum(axis=2, keepdims=True)
 
-# %% ../../nbs/24_multiclass.ipynb #9cb29d3b
+# %% ../../nbs/24_multiclass.ipynb #a25c5ce3
+def _pair(coef, U, intercept, start, nc: int, a: int, b: int, p: int) -> tuple:
+    "The two pools (U+, α+, U−, α−, θ) of the pair (a, b), the p-th in scikit-learn's order, oriented so that f_ab > 0 votes for a."
+    if nc == 2:                               # binary: scikit-learn flips signs (f > 0 → classes_[1])
+        c_all, th = -coef[0], -float(intercept[0])
+        ia, ib = np.arange(start[0], start[1]), np.arange(start[1], start[2])
+        ca, cb = c_all[ia], c_all[ib]
+    else:                                     # libsvm layout: class a's SVs in row b−1, class b's in row a
+        ia, ib = np.arange(start[a], start[a + 1]), np.arange(start[b], start[b + 1])
+        ca, cb, th = coef[b - 1, ia], coef[a, ib], float(intercept[p])
+    cc = np.r_[ca, cb]; Uab = U[np.r_[ia, ib]]
+    pos, neg = cc > 0, cc < 0                 # f_ab > 0 votes for a
+    return (Uab[pos], cc[pos], Uab[neg], -cc[neg], th)
+
+# %% ../../nbs/24_multiclass.ipynb #90213e2d
 def _pairwise_pools(model) -> tuple:  # fitted libsvm SVC/NuSVC
     """(pairs, pools, U): the one-vs-one pairs (a, b), a < b, in scikit-learn's order, the two pools (U+, α+, U−, α−, θ)
     of each (f_ab > 0 votes for a), and the support vectors U (m, d)."""
-    nc = len(model.classes_); pairs, pools = [], []
+    nc = len(model.classes_)
     coef = dense(model.dual_coef_, "the model's dual coefficients"); U = dense(model.support_vectors_, "the model's support vectors")
     intercept = dense(model.intercept_, "the model's intercepts").ravel()
     start = np.r_[0, np.cumsum(model.n_support_)]
-    p = 0
-    for a in range(nc):
-        for b in range(a + 1, nc):
-            if nc == 2:                               # binary: scikit-learn flips signs (f > 0 → classes_[1])
-                c_all, th = -coef[0], -float(intercept[0])
-                ia, ib = np.arange(start[0], start[1]), np.arange(start[1], start[2])
-                ca, cb = c_all[ia], c_all[ib]
-            else:                                     # libsvm layout: class a's SVs in row b−1, class b's in row a
-                ia, ib = np.arange(start[a], start[a + 1]), np.arange(start[b], start[b + 1])
-                ca, cb, th = coef[b - 1, ia], coef[a, ib], float(intercept[p])
-            cc = np.r_[ca, cb]; Uab = U[np.r_[ia, ib]]
-            pos, neg = cc > 0, cc < 0                 # f_ab > 0 votes for a
-            pools.append((Uab[pos], cc[pos], Uab[neg], -cc[neg], th))
-            pairs.append((a, b)); p += 1
+    pairs = [(a, b) for a in range(nc) for b in range(a + 1, nc)]
+    pools = [_pair(coef, U, intercept, start, nc, a, b, p) for p, (a, b) in enumerate(pairs)]
     return pairs, pools, U
 
-# %% ../../nbs/24_multiclass.ipynb #0e319a19
+# %% ../../nbs/24_multiclass.ipynb #ee225db1
 class NeuralizedMulticlassSVM(Network):
     """A fitted one-vs-one Gaussian `SVC` (≥ 2 classes) as the five-layer network of §5 (eqs. 9–10).
 
@@ -83,10 +85,13 @@ class NeuralizedMulticlassSVM(Network):
         self.centre_ = U.mean(axis=0)                     # where the support vectors are (for messages about far points)
         feature_names_from(self, model)
 
-    def _n_members(self) -> int: return max(net._n_members() for net in self.networks_)
+# %% ../../nbs/24_multiclass.ipynb #bc66363f
+@patch
+def _n_members(self: NeuralizedMulticlassSVM) -> int: return max(net._n_members() for net in self.networks_)
 
-    def _output_words(self) -> str:
-        return "network_output h_c(x) = ½(G_c − Σ_k q_k G_k) of the multi-class SVM, over the pairwise g_cl"
+@patch
+def _output_words(self: NeuralizedMulticlassSVM) -> str:
+    return "network_output h_c(x) = ½(G_c − Σ_k q_k G_k) of the multi-class SVM, over the pairwise g_cl"
 
 # %% ../../nbs/24_multiclass.ipynb #284287cc
 @patch
@@ -119,7 +124,7 @@ def predict(self: NeuralizedMulticlassSVM, X) -> np.ndarray:
     "The class with the largest g_c, first in `classes_` order on ties (= the SVM's vote)."
     return self.classes_[np.argmax(self.decision_function(X), axis=1)]
 
-# %% ../../nbs/24_multiclass.ipynb #8a78a611
+# %% ../../nbs/24_multiclass.ipynb #9e5b5016
 @patch
 def _accumulate(self: NeuralizedMulticlassSVM, X, rule, terms):
     "Per class c the sums over its pairs: A_c = Σ_l E_cl (n, d, C) and, with `terms`, Σ_l g_cl, root_cl, gap_cl (n, C)."
@@ -134,6 +139,7 @@ def _accumulate(self: NeuralizedMulticlassSVM, X, rule, terms):
             for M, v in ((G, t.output), (R, t.root), (H, t.gap)): M[:, a] += v; M[:, b] -= v
     return A, G, R, H, self._votes(Gp)
 
+# %% ../../nbs/24_multiclass.ipynb #974ab145
 @patch
 def _target(self: NeuralizedMulticlassSVM, target, V):
     if target is None: return np.argmax(self._margins(V), axis=1)

@@ -19,7 +19,26 @@ from .manhattan_knn import MANHATTAN, NeuralizedManhattanKNN
 # %% auto #0
 __all__ = ['NeuralizedMulticlassKNN']
 
-# %% ../../nbs/22a_multiclass_knn.ipynb #6d53c51f
+# %% ../../nbs/22a_multiclass_knn.ipynb #ff2c3df9
+def _one_vs_rest(model, binary: type, chunk_size, blas_threads) -> list:
+    "One `binary` network per class of the fitted k-NN `model`: the same neighbours, labels \"c\" (1) against the rest (0)."
+    y = np.asarray(model._y).ravel()
+    networks = []
+    for c in range(len(model.classes_)):           # the same neighbours, labels "c" (1) against the rest (0)
+        one = clone(model).fit(model._fit_X, (y == c).astype(int))
+        try: networks.append(binary(one, chunk_size=chunk_size, blas_threads=blas_threads))
+        except ValueError as e: raise ValueError(f"class {np.asarray(model.classes_[c]).item()!r} against the rest: {e}") from None
+    return networks
+
+# %% ../../nbs/22a_multiclass_knn.ipynb #c49e4d61
+def _copy_names(objs, names, manhattan: bool) -> None:
+    "Give each of `objs` the model's feature `names` (or none: an attribute left from fitting is removed); ℓ1 networks name their variables too."
+    for obj in objs:
+        if names is not None: obj.feature_names_in_ = np.asarray(names, dtype=object)
+        elif hasattr(obj, "feature_names_in_"): del obj.feature_names_in_
+        if names is not None and manhattan: obj.variable_names_ = np.asarray(names, dtype=object)
+
+# %% ../../nbs/22a_multiclass_knn.ipynb #a6e44455
 class NeuralizedMulticlassKNN(Network):
     """A fitted k-NN classifier with three or more classes as one binary network per class, class c against the rest:
     `NeuralizedKNN` (euclidean; rule `BandRule`, η and κ) or `NeuralizedManhattanKNN` (Manhattan; rule `L1BandRule`, κ).
@@ -36,20 +55,11 @@ class NeuralizedMulticlassKNN(Network):
         check_is_fitted(model)
         if getattr(model, "outputs_2d_", False): raise ValueError("multi-output k-NN cannot be neuralized")
         if len(model.classes_) < 3: raise ValueError("a binary k-NN is neuralized by NeuralizedKNN")
-        y = np.asarray(model._y).ravel()
         manhattan = getattr(model, "effective_metric_", model.metric) in MANHATTAN
         binary = NeuralizedManhattanKNN if manhattan else NeuralizedKNN
         self.rule_type, self.metric_ = binary.rule_type, "manhattan" if manhattan else "euclidean"
-        self.networks_ = []
-        for c in range(len(model.classes_)):           # the same neighbours, labels "c" (1) against the rest (0)
-            one = clone(model).fit(model._fit_X, (y == c).astype(int))
-            try: self.networks_.append(binary(one, chunk_size=chunk_size, blas_threads=blas_threads))
-            except ValueError as e: raise ValueError(f"class {np.asarray(model.classes_[c]).item()!r} against the rest: {e}") from None
-        names = getattr(model, "feature_names_in_", None)      # the clones were fitted on the bare array
-        for obj in (self, *self.networks_):
-            if names is not None: obj.feature_names_in_ = np.asarray(names, dtype=object)
-            elif hasattr(obj, "feature_names_in_"): del obj.feature_names_in_
-            if names is not None and manhattan: obj.variable_names_ = np.asarray(names, dtype=object)
+        self.networks_ = _one_vs_rest(model, binary, chunk_size, blas_threads)
+        _copy_names((self, *self.networks_), getattr(model, "feature_names_in_", None), manhattan)   # the clones were fitted on the bare array
         self.model_, self.classes_ = model, model.classes_
         first = self.networks_[0]
         self.n_neighbors, self.q_, self.n_features_in_ = first.n_neighbors, first.q_, first.n_features_in_

@@ -16,7 +16,7 @@ from ..validation import as_rows, check_features, column_names
 # %% auto #0
 __all__ = ['FORESTS', 'BOOSTING', 'HIST', 'TREE_MODELS', 'tree_refusal', 'TreeModel', 'read_trees', 'Prepared']
 
-# %% ../../nbs/48k_tree_models.ipynb #2ff5bcbb
+# %% ../../nbs/48k_tree_models.ipynb #c3f1f758
 FORESTS = ("RandomForestClassifier", "RandomForestRegressor", "ExtraTreesClassifier", "ExtraTreesRegressor",
            "DecisionTreeClassifier", "DecisionTreeRegressor", "ExtraTreeClassifier", "ExtraTreeRegressor")
 BOOSTING = ("GradientBoostingClassifier", "GradientBoostingRegressor")
@@ -34,13 +34,14 @@ def tree_refusal(model) -> str | None:
         return f"{name}(init={type(model.init_).__name__}): its initial estimate is not a constant"
     return None
 
+# %% ../../nbs/48k_tree_models.ipynb #b12ab368
 class TreeModel:
     "A fitted tree model read as arrays: its ensemble, the numbers its nodes compare, and the output it explains."
     def __init__(self, model, ensemble, *, output, output_names, own_output, numbers, columns, note=""):
         self.model, self.ensemble, self.output, self.output_names = model, ensemble, output, output_names
         self.own_output, self.numbers, self.columns, self.note = own_output, numbers, np.asarray(columns), note
 
-# %% ../../nbs/48k_tree_models.ipynb #2a3c3bbe
+# %% ../../nbs/48k_tree_models.ipynb #36124e5c
 def _tree_arrays(tree, weight: float, value, features=None) -> dict:
     "One scikit-learn tree's node arrays, values (N, K) times weight, feature ids in the model's columns."
     t = tree.tree_
@@ -55,6 +56,7 @@ def _fractions(tree):
     s = v.sum(1, keepdims=True)
     return np.divide(v, s, out=np.zeros_like(v), where=s > 0)
 
+# %% ../../nbs/48k_tree_models.ipynb #9af7c7fa
 def _float32_numbers(model, name_allow_nan):
     "The rows as scikit-learn's trees compare them: the model's columns, cast to float32."
     def numbers(X, name="X"):
@@ -110,24 +112,29 @@ def _hist_numbers(model):
     cols = np.arange(model.n_features_in_) if pre is None or cat is None else np.r_[np.flatnonzero(cat), np.flatnonzero(~cat)]
     return numbers, cols
 
-# %% ../../nbs/48k_tree_models.ipynb #347868f8
+# %% ../../nbs/48k_tree_models.ipynb #78a2571c
+def _hist_arrays(p, k: int, K: int, known, fmap, bits: list) -> dict:
+    """One HistGradientBoosting predictor's node arrays, its values in column `k` of `K`; each categorical split's left
+    bitset is appended to `bits` (unknown categories go where missing values go) and `category` points to it."""
+    nd = p.nodes
+    cat = np.full(len(nd), -1)
+    for u in np.flatnonzero(nd["is_categorical"] & ~nd["is_leaf"].astype(bool)):
+        left = p.raw_left_cat_bitsets[nd["bitset_idx"][u]].copy()
+        if nd["missing_go_to_left"][u]:              # unknown categories go where missing values go
+            left |= ~known[fmap[nd["feature_idx"][u]]]
+        cat[u] = len(bits); bits.append(left)
+    leaf = nd["is_leaf"].astype(bool)
+    v = np.zeros((len(nd), K)); v[:, k] = nd["value"]
+    return dict(left=np.where(leaf, -1, nd["left"].astype(np.int64)), right=np.where(leaf, -1, nd["right"].astype(np.int64)),
+                feature=nd["feature_idx"], threshold=nd["num_threshold"],
+                missing_left=nd["missing_go_to_left"].astype(bool), category=cat, value=v, cover=nd["count"])
+
+# %% ../../nbs/48k_tree_models.ipynb #5229952c
 def _read_hist(model):
     known, fmap = model._bin_mapper.make_known_categories_bitsets()
     arrays, bits = [], []
     for stage in model._predictors:
-        for k, p in enumerate(stage):
-            nd = p.nodes
-            cat = np.full(len(nd), -1)
-            for u in np.flatnonzero(nd["is_categorical"] & ~nd["is_leaf"].astype(bool)):
-                left = p.raw_left_cat_bitsets[nd["bitset_idx"][u]].copy()
-                if nd["missing_go_to_left"][u]:              # unknown categories go where missing values go
-                    left |= ~known[fmap[nd["feature_idx"][u]]]
-                cat[u] = len(bits); bits.append(left)
-            leaf = nd["is_leaf"].astype(bool)
-            v = np.zeros((len(nd), len(stage))); v[:, k] = nd["value"]
-            arrays.append(dict(left=np.where(leaf, -1, nd["left"].astype(np.int64)), right=np.where(leaf, -1, nd["right"].astype(np.int64)),
-                               feature=nd["feature_idx"], threshold=nd["num_threshold"],
-                               missing_left=nd["missing_go_to_left"].astype(bool), category=cat, value=v, cover=nd["count"]))
+        for k, p in enumerate(stage): arrays.append(_hist_arrays(p, k, len(stage), known, fmap, bits))
     offset = np.asarray(model._baseline_prediction, float).ravel()
     clf = is_classifier(model)
     identity = type(model._loss.link).__name__ == "IdentityLink"
@@ -158,32 +165,41 @@ def _read_isolation(model):
     own = lambda X: (-c * np.log2(-model.score_samples(X)))[:, None]
     return arrays, 0.0, "mean path length", own, None
 
-# %% ../../nbs/48k_tree_models.ipynb #48fae51c
+# %% ../../nbs/48k_tree_models.ipynb #4b15a287
+_ISOLATION_NOTE = ("the mean path length h(x) over the trees, depth + c(leaf size); score_samples = -2^(-h/c(max_samples_)) "
+                   "is strictly increasing in it")
+
+def _read_family(model) -> tuple:
+    "The family's reader: (arrays, offset (None: boosting's, measured after), bitsets, output, own output, output names, numbers, columns, note)."
+    name = type(model).__name__
+    if name in HIST:
+        arrays, offset, bits, what, own, names = _read_hist(model)
+        return (arrays, offset, bits, what, own, names, *_hist_numbers(model), "")
+    numbers, cols = _float32_numbers(model, _allows_nan(model)), np.arange(model.n_features_in_)
+    if name in BOOSTING: read, note = _read_boosting(model), ""
+    elif name == "IsolationForest": read, note = _read_isolation(model), _ISOLATION_NOTE
+    else: read, note = _read_forest(model), ""
+    arrays, offset, what, own, names = read
+    return arrays, offset, None, what, own, names, numbers, cols, note
+
+# %% ../../nbs/48k_tree_models.ipynb #ee2c277b
+def _boosting_offset(model, ens, own, numbers) -> np.ndarray:
+    "The constant initial estimate of a boosting model, from the model itself: its output minus the trees' sum at a row of zeros."
+    X0 = np.zeros((1, model.n_features_in_))
+    names_in = getattr(model, "feature_names_in_", None)
+    X0 = pd.DataFrame(X0, columns=names_in) if names_in is not None else X0
+    return own(X0)[0] - tree_output(ens, numbers(X0))[0]
+
+# %% ../../nbs/48k_tree_models.ipynb #d896c1ba
 def read_trees(model) -> TreeModel:
     "A fitted scikit-learn tree model (TREE_MODELS) read as a TreeModel; a clear error for any other."
     why = tree_refusal(model)
     if why is not None: raise TypeError(why)
     check_is_fitted(model)
-    name = type(model).__name__
-    bits, note = None, ""
-    if name in HIST:
-        arrays, offset, bits, what, own, names = _read_hist(model)
-        numbers, cols = _hist_numbers(model)
-    else:
-        numbers, cols = _float32_numbers(model, _allows_nan(model)), np.arange(model.n_features_in_)
-        if name in BOOSTING: arrays, offset, what, own, names = _read_boosting(model)
-        elif name == "IsolationForest":
-            arrays, offset, what, own, names = _read_isolation(model)
-            note = ("the mean path length h(x) over the trees, depth + c(leaf size); score_samples = -2^(-h/c(max_samples_)) "
-                    "is strictly increasing in it")
-        else: arrays, offset, what, own, names = _read_forest(model)
+    arrays, offset, bits, what, own, names, numbers, cols, note = _read_family(model)
     ens = TreeEnsemble(arrays, n_features=len(cols), offset=0.0 if offset is None else offset, bitsets=bits)
-    if offset is None:                                  # boosting: the constant initial estimate, from the model itself
-        X0 = np.zeros((1, model.n_features_in_))
-        names_in = getattr(model, "feature_names_in_", None)
-        X0 = pd.DataFrame(X0, columns=names_in) if names_in is not None else X0
-        ens.offset = own(X0)[0] - tree_output(ens, numbers(X0))[0]
-    return TreeModel(model, ens, output=f"{name}.{what}", output_names=names, own_output=own, numbers=numbers,
+    if offset is None: ens.offset = _boosting_offset(model, ens, own, numbers)   # boosting: the constant initial estimate
+    return TreeModel(model, ens, output=f"{type(model).__name__}.{what}", output_names=names, own_output=own, numbers=numbers,
                      columns=cols, note=note)
 
 # %% ../../nbs/48k_tree_models.ipynb #e91199db
@@ -222,19 +238,25 @@ def _values(self, X) -> tuple:
             raise ValueError(f"the tree Shapley values miss {tm.output} by {err:.3g} (check_additivity=True)")
     return V, base
 
-# %% ../../nbs/48k_tree_models.ipynb #72c034f8
-def _call(self, X) -> Explanation:
-    X = as_rows(X)
-    V, base = _values(self, X)
+# %% ../../nbs/48k_tree_models.ipynb #3c49f9c9
+def _info(self) -> dict:
+    "What an explanation of `self` (a `Prepared`) records: the model, the method, the output explained, the game and its background."
     tm = self.trees_
-    data = X[self.names] if isinstance(X, pd.DataFrame) and set(self.names) <= set(X.columns) else \
-        pd.DataFrame(np.asarray(X, float).reshape(len(V), -1), columns=self.names)
     game = "interventional" if self.prepared_ is not None else "tree_path_dependent"
     info = {"model": type(self.model).__name__, "method": "tree_shap", "explains": tm.output, "feature_perturbation": game,
             "background": None if self.background_ is None else f"{len(self.background_)} given rows",
             "algorithm": "the package's own exact tree Shapley values (Lundberg et al. 2020)"}
     if tm.note: info["note"] = tm.note
-    method = f"exact tree Shapley values, {game}"
+    return info
+
+# %% ../../nbs/48k_tree_models.ipynb #f856f2c4
+def _call(self, X) -> Explanation:
+    X = as_rows(X)
+    V, base = _values(self, X)
+    tm, info = self.trees_, _info(self)
+    data = X[self.names] if isinstance(X, pd.DataFrame) and set(self.names) <= set(X.columns) else \
+        pd.DataFrame(np.asarray(X, float).reshape(len(V), -1), columns=self.names)
+    method = f"exact tree Shapley values, {info['feature_perturbation']}"
     cl, out = getattr(self.model, "classes_", None), tm.output
     if V.shape[2] == 1:
         if cl is not None: info["class"] = cl[-1].item() if isinstance(cl[-1], np.generic) else cl[-1]
