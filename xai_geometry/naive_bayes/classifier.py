@@ -73,6 +73,31 @@ class _PartIndexEncoder:
                              f"(0..{self.n_parts_[m] - 1})")
         return P
 
+# %% ../../nbs/11_naive_bayes.ipynb #355cf1a5
+def _interval_parts(g, values: pd.Series) -> np.ndarray:
+    "Part indices of a numeric column under Khiops' intervals ]lo, hi] (missing values in the first part)."
+    x = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
+    b = g["bounds"]; miss = np.isnan(x)
+    if b and b[0] is None:
+        idx = 1 + np.searchsorted(np.asarray(b[1:], dtype=float), x, side="left")
+    else:
+        idx = np.searchsorted(np.asarray(b, dtype=float), x, side="left")
+    idx[miss] = 0
+    return idx.astype(np.int64)
+
+# %% ../../nbs/11_naive_bayes.ipynb #93823be4
+def _group_parts(g, values: pd.Series) -> np.ndarray:
+    "Part indices of a categorical column under Khiops' value groups (blanks trimmed, missing is \"\", unseen values to the star's group)."
+    lookup = {str(v): k for k, grp in enumerate(g["groups"]) for v in grp}
+    default = lookup.get(STAR, len(g["groups"]) - 1)
+    if isinstance(values.dtype, pd.CategoricalDtype):         # codes are already there
+        uniques = list(values.cat.categories) + [""]
+        codes = values.cat.codes.to_numpy(); codes = np.where(codes < 0, len(uniques) - 1, codes)
+    else:
+        codes, uniques = pd.factorize(values.astype(object).where(values.notna(), ""), use_na_sentinel=False)
+    group = np.array([lookup.get(str(v).strip(), default) for v in uniques], dtype=np.int64)  # per distinct value
+    return group[codes] if len(uniques) else np.zeros(len(values), dtype=np.int64)
+
 # %% ../../nbs/11_naive_bayes.ipynb #03dc843c
 class _KhiopsRecoder:
     "Part indices of a DataFrame under the partitions of a Khiops model (Khiops' conventions)."
@@ -83,24 +108,7 @@ class _KhiopsRecoder:
 
     def _column(self, g, values: pd.Series) -> np.ndarray:
         if g is None: return np.zeros(len(values), dtype=np.int64)
-        if g["kind"] == "intervals":
-            x = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
-            b = g["bounds"]; miss = np.isnan(x)
-            if b and b[0] is None:
-                idx = 1 + np.searchsorted(np.asarray(b[1:], dtype=float), x, side="left")
-            else:
-                idx = np.searchsorted(np.asarray(b, dtype=float), x, side="left")
-            idx[miss] = 0
-            return idx.astype(np.int64)
-        lookup = {str(v): k for k, grp in enumerate(g["groups"]) for v in grp}
-        default = lookup.get(STAR, len(g["groups"]) - 1)
-        if isinstance(values.dtype, pd.CategoricalDtype):         # codes are already there
-            uniques = list(values.cat.categories) + [""]
-            codes = values.cat.codes.to_numpy(); codes = np.where(codes < 0, len(uniques) - 1, codes)
-        else:
-            codes, uniques = pd.factorize(values.astype(object).where(values.notna(), ""), use_na_sentinel=False)
-        group = np.array([lookup.get(str(v).strip(), default) for v in uniques], dtype=np.int64)  # per distinct value
-        return group[codes] if len(uniques) else np.zeros(len(values), dtype=np.int64)
+        return _interval_parts(g, values) if g["kind"] == "intervals" else _group_parts(g, values)
 
     def transform(self, X: pd.DataFrame) -> np.ndarray:
         return np.stack([self._column(g, X[c]) for c, g in zip(self.feature_names_in_, self.grids)], axis=1) \
@@ -390,6 +398,19 @@ class _FromCounts:
         self._set_tables(counts, class_count, w)
         self.criterion_ = self.khiops_criterion(self.weights_)
         return self
+
+# %% ../../nbs/11_naive_bayes.ipynb #9abff402
+def _khiops_class_order(labels, class_count, classes):
+    "Khiops' column of each class of `classes` (matched by `str(...).strip()`) and the class counts in that order; as is when None."
+    order = np.arange(len(labels))
+    if classes is not None:  # Khiops column of each given class
+        classes = np.asarray(classes)
+        keys = [str(c).strip() for c in classes]
+        if len(set(keys)) != len(keys) or sorted(keys) != sorted(labels):
+            raise ValueError(f"classes {keys} do not match the model's target values {labels}")
+        order = np.array([labels.index(k) for k in keys])
+        class_count = class_count[order]
+    return order, class_count
 
 # %% ../../nbs/11_naive_bayes.ipynb #0dbe9713
 class _FromKhiops:
