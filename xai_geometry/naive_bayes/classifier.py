@@ -452,7 +452,7 @@ class _FromKhiops:
 class _Constructors(_FromCounts, _FromKhiops):
     "Fitted models without `fit`: from count tables alone (`from_counts`), or from a dictionary Khiops wrote (`from_khiops`)."
 
-# %% ../../nbs/11_naive_bayes.ipynb #a8c56caf
+# %% ../../nbs/11_naive_bayes.ipynb #21e8c85f
 class WeightedNaiveBayes(_Constructors, _WeightLearning, _Criterion, _Tables, _Params):
     """Weighted naive Bayes on MODL-recoded variables (Khiops' selective naive Bayes).
 
@@ -465,25 +465,28 @@ class WeightedNaiveBayes(_Constructors, _WeightLearning, _Criterion, _Tables, _P
     (`predict_log_proba` adds Khiops' smoothing when `smoothing=True`). Every option is checked at `fit`
     (scikit-learn's `_parameter_constraints`; a wrong one raises `InvalidParameterError` naming it).
     """
-    def fit(self, X, y):
-        "Recode X with MODL, count, and learn the weights."
-        validate_params(self)
-        X = _as_frame(self, X, reset=True)
-        y = _check_target(y, len(X))
-        self._check_fixed_weights()
-        from xai_geometry.naive_bayes.modl import MODLEncoder  # written alongside; imported lazily
-        self.classes_, y_idx = np.unique(y, return_inverse=True)
-        enc = MODLEncoder(criterion="khiops") if self.encoder is None else clone(self.encoder)
-        self.encoder_ = enc.fit(X, y)
-        P = self.encoder_.transform(X)
-        J = len(self.classes_)
-        counts = [np.bincount(P[:, m] * J + y_idx, minlength=int(n) * J).reshape(int(n), J)
-                  for m, n in enumerate(self.encoder_.n_parts_)]
-        self._set_tables(counts, np.bincount(y_idx, minlength=J), np.zeros(len(counts)))
-        self._prep_cost_ = self._preparation_costs()
-        self.weights_ = self._learn_weights(P, y_idx)
-        self.criterion_ = self.khiops_criterion(self.weights_, P, y_idx)
-        return self
+
+# %% ../../nbs/11_naive_bayes.ipynb #01274571
+@patch
+def fit(self: WeightedNaiveBayes, X, y):
+    "Recode X with MODL, count, and learn the weights."
+    validate_params(self)
+    X = _as_frame(self, X, reset=True)
+    y = _check_target(y, len(X))
+    self._check_fixed_weights()
+    from xai_geometry.naive_bayes.modl import MODLEncoder  # written alongside; imported lazily
+    self.classes_, y_idx = np.unique(y, return_inverse=True)
+    enc = MODLEncoder(criterion="khiops") if self.encoder is None else clone(self.encoder)
+    self.encoder_ = enc.fit(X, y)
+    P = self.encoder_.transform(X)
+    J = len(self.classes_)
+    counts = [np.bincount(P[:, m] * J + y_idx, minlength=int(n) * J).reshape(int(n), J)
+              for m, n in enumerate(self.encoder_.n_parts_)]
+    self._set_tables(counts, np.bincount(y_idx, minlength=J), np.zeros(len(counts)))
+    self._prep_cost_ = self._preparation_costs()
+    self.weights_ = self._learn_weights(P, y_idx)
+    self.criterion_ = self.khiops_criterion(self.weights_, P, y_idx)
+    return self
 
 # %% ../../nbs/11_naive_bayes.ipynb #126a0fa7
 def random_model(rng: np.random.Generator,
