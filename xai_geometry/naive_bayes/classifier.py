@@ -428,14 +428,8 @@ class _FromKhiops:
         """
         model = read_snb_model(Path(path).read_text())
         labels, class_count = list(model["classes"]), model["class_counts"]
-        order = np.arange(len(labels))
-        if classes is not None:  # Khiops column of each given class
-            classes = np.asarray(classes)
-            keys = [str(c).strip() for c in classes]
-            if len(set(keys)) != len(keys) or sorted(keys) != sorted(labels):
-                raise ValueError(f"classes {keys} do not match the model's target values {labels}")
-            order = np.array([labels.index(k) for k in keys])
-            class_count = class_count[order]
+        order, class_count = _khiops_class_order(labels, class_count, classes)
+        classes = None if classes is None else np.asarray(classes)
         by_native = {v["name"]: (v["weight"], v["grid"]) for v in model["selected"]}
         native = model["native"]
         grids = [by_native.get(n, (0.0, None))[1] for n in native]
