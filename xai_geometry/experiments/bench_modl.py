@@ -27,7 +27,7 @@ def _sorted_rows(a):
     a = np.asarray(a, dtype=np.int64)
     return a[np.lexsort(a.T[::-1])] if len(a) else a
 
-# %% ../../nbs/10d_modl_khiops.ipynb #94801f8b
+# %% ../../nbs/10d_modl_khiops.ipynb #73647da0
 def _khiops_grouping_cost(col, yc, J, v, n_parts, ac) -> float:
     "Our Khiops criterion's cost of Khiops' grouping `v` (an entry of its report) of a categorical column."
     t = _as_text(col); u, xi = np.unique(t.astype(str), return_inverse=True)
@@ -44,7 +44,7 @@ def _khiops_grouping_cost(col, yc, J, v, n_parts, ac) -> float:
         _, km = np.unique(km, return_inverse=True)
     return _khiops_group_partition_cost(c, km, ac)
 
-
+# %% ../../nbs/10d_modl_khiops.ipynb #2c216afe
 def _khiops_discretization_cost(col, yc, J, v, n_parts, ac) -> float:
     "Our Khiops criterion's cost of Khiops' discretization `v` (an entry of its report) of a numeric column."
     x = col.to_numpy(dtype=float, na_value=np.nan); miss = np.isnan(x)
@@ -63,7 +63,32 @@ def _khiops_discretization_cost(col, yc, J, v, n_parts, ac) -> float:
     ends = np.append(np.flatnonzero(np.diff(kp)), len(u) - 1)
     return _khiops_disc_partition_cost(c, ends, ac)
 
-# %% ../../nbs/10d_modl_khiops.ipynb #8668bce5
+# %% ../../nbs/10d_modl_khiops.ipynb #645ad50e
+def _variable_agreement(enc, m, name, v, perm, X, yc, J, ac) -> dict:
+    "One row of `khiops_agreement`: our partition of variable m against Khiops' entry `v` (its classes in our order by `perm`)."
+    kt = np.array([p["class_counts"] for p in v["parts"]], dtype=np.int64)[:, perm]
+    ours = enc.counts_[m]
+    if enc.is_categorical_[m]:
+        same = ours.shape == kt.shape and np.array_equal(_sorted_rows(ours), _sorted_rows(kt))
+        kcost = _khiops_grouping_cost(X[name], yc, J, v, len(kt), ac)
+        if len(kt) > 1:
+            ours_d = next(set(g.values) for g in enc.partitions_[m] if g.default)
+            k_d = next({str(val).strip() for val in p["values"]} for p in v["parts"] if p.get("default_group"))
+            default_same = ours_d == k_d
+        else: default_same = enc.n_parts_[m] == 1
+    else:
+        default_same = True
+        same = ours.shape == kt.shape and np.array_equal(ours, kt)
+        kcost = _khiops_discretization_cost(X[name], yc, J, v, len(kt), ac)
+    return dict(variable=name, type="categorical" if enc.is_categorical_[m] else "numeric",
+                parts=int(enc.n_parts_[m]), khiops_parts=int(len(kt)), counts_agree=bool(same),
+                informative_agree=bool(enc.informative_[m] == (len(kt) > 1)),
+                default_group_agree=bool(default_same),
+                level=float(enc.level_[m]), khiops_level=float(v["level"]),
+                cost=float(enc.cost_[m]), khiops_partition_cost=float(kcost),
+                cost_ok=bool(enc.cost_[m] <= kcost + 1e-6))
+
+# %% ../../nbs/10d_modl_khiops.ipynb #e123de98
 def khiops_agreement(X: pd.DataFrame,  # training features
                      y,  # training labels
                      reference: dict,  # the JSON of `xai_geometry.khiops.run_khiops(X, y)`
@@ -78,29 +103,7 @@ def khiops_agreement(X: pd.DataFrame,  # training features
     M = len(enc.feature_names_in_); ac = math.log(M) if M > 1 else 0.0
     rows = []
     for m, name in enumerate(enc.feature_names_in_):
-        v = kv[name]
-        kt = np.array([p["class_counts"] for p in v["parts"]], dtype=np.int64)[:, perm]
-        ours = enc.counts_[m]
-        J = len(classes)
-        if enc.is_categorical_[m]:
-            same = ours.shape == kt.shape and np.array_equal(_sorted_rows(ours), _sorted_rows(kt))
-            kcost = _khiops_grouping_cost(X[name], yc, J, v, len(kt), ac)
-            if len(kt) > 1:
-                ours_d = next(set(g.values) for g in enc.partitions_[m] if g.default)
-                k_d = next({str(val).strip() for val in p["values"]} for p in v["parts"] if p.get("default_group"))
-                default_same = ours_d == k_d
-            else: default_same = enc.n_parts_[m] == 1
-        else:
-            default_same = True
-            same = ours.shape == kt.shape and np.array_equal(ours, kt)
-            kcost = _khiops_discretization_cost(X[name], yc, J, v, len(kt), ac)
-        rows.append(dict(variable=name, type="categorical" if enc.is_categorical_[m] else "numeric",
-                         parts=int(enc.n_parts_[m]), khiops_parts=int(len(kt)), counts_agree=bool(same),
-                         informative_agree=bool(enc.informative_[m] == (len(kt) > 1)),
-                         default_group_agree=bool(default_same),
-                         level=float(enc.level_[m]), khiops_level=float(v["level"]),
-                         cost=float(enc.cost_[m]), khiops_partition_cost=float(kcost),
-                         cost_ok=bool(enc.cost_[m] <= kcost + 1e-6)))
+        rows.append(_variable_agreement(enc, m, name, kv[name], perm, X, yc, len(classes), ac))
     return pd.DataFrame(rows)
 
 # %% ../../nbs/10d_modl_khiops.ipynb #85257500

@@ -53,7 +53,31 @@ def _kernel_explainer_per_row(model, X_rows, X_background, n_rows, progress):
         t0 = time.perf_counter(); vals.append(explainer.shap_values(P[i:i + 1], silent=True)); times.append(time.perf_counter() - t0)
     return float(np.median(times)), np.concatenate(vals)
 
-# %% ../../nbs/17_bench.ipynb #230e3a49
+# %% ../../nbs/17_bench.ipynb #362354d8
+def _kernel_rows(model, X, B, phi, name: str, row: dict, quick: bool, progress) -> list[dict]:
+    "shap's KernelExplainer on the game of our values `phi` (the model's own logit, background B): a row per sampling budget."
+    import shap  # optional dependency (the `compare` extra)
+    gaussian = name == "GaussianNB"; rows = []
+    f = lambda Z: explained_output(model, Z)[:, 1]                              # the model's own logit
+    explainer = shap.KernelExplainer(f, B)
+    for label, nsamples, n_kernel in (("nsamples=auto", "auto", (2 if quick else 5) if gaussian else (1 if quick else 3)),
+                                      (f"nsamples=2^{X.shape[1]}, converged", 2 ** X.shape[1], 1)):
+        if quick and not gaussian and nsamples != "auto": continue
+        _log(progress, f"[{name}] shap.KernelExplainer ({label}) on {n_kernel} row(s)")
+        times, diffs = [], []
+        for i in range(n_kernel):
+            t0 = time.perf_counter()
+            sv = explainer.shap_values(X[i:i + 1], nsamples=nsamples, silent=True, **({} if nsamples == "auto" else {"l1_reg": False}))
+            times.append(time.perf_counter() - t0)
+            if i < 3: diffs.append(float(np.abs(np.asarray(sv).reshape(-1) - phi[i]).max()))
+        t_peer = float(np.median(times))
+        rows.append(dict(task=f"Shapley values per row, {name} ({len(X)} x {X.shape[1]}, binary log-odds)",
+                         peer=f"shap.KernelExplainer ({label}, 100 background rows)", peer_s=t_peer,
+                         speedup=t_peer / row["ours_s"], target=1e4 if gaussian else np.nan,
+                         max_abs_diff=max(diffs), peer_rows=n_kernel, **row))
+    return rows
+
+# %% ../../nbs/17_bench.ipynb #8df4d964
 def _sklearn_rows(repeats: int, quick: bool, progress) -> list[dict]:
     "Exact Shapley values of scikit-learn's naive Bayes against shap's KernelExplainer on the same game, per row."
     rows = []
@@ -79,23 +103,7 @@ def _sklearn_rows(repeats: int, quick: bool, progress) -> list[dict]:
             _log(progress, "shap is not installed: KernelExplainer comparison skipped")
             rows.append(dict(task=f"Shapley values per row, {name} ({len(X)} x {X.shape[1]}, binary log-odds)", peer="", **row))
             continue
-        f = lambda Z: explained_output(model, Z)[:, 1]                              # the model's own logit
-        explainer = shap.KernelExplainer(f, B)
-        for label, nsamples, n_kernel in (("nsamples=auto", "auto", (2 if quick else 5) if gaussian else (1 if quick else 3)),
-                                          (f"nsamples=2^{X.shape[1]}, converged", 2 ** X.shape[1], 1)):
-            if quick and not gaussian and nsamples != "auto": continue
-            _log(progress, f"[{name}] shap.KernelExplainer ({label}) on {n_kernel} row(s)")
-            times, diffs = [], []
-            for i in range(n_kernel):
-                t0 = time.perf_counter()
-                sv = explainer.shap_values(X[i:i + 1], nsamples=nsamples, silent=True, **({} if nsamples == "auto" else {"l1_reg": False}))
-                times.append(time.perf_counter() - t0)
-                if i < 3: diffs.append(float(np.abs(np.asarray(sv).reshape(-1) - phi[i]).max()))
-            t_peer = float(np.median(times))
-            rows.append(dict(task=f"Shapley values per row, {name} ({len(X)} x {X.shape[1]}, binary log-odds)",
-                             peer=f"shap.KernelExplainer ({label}, 100 background rows)", peer_s=t_peer,
-                             speedup=t_peer / row["ours_s"], target=1e4 if gaussian else np.nan,
-                             max_abs_diff=max(diffs), peer_rows=n_kernel, **row))
+        rows += _kernel_rows(model, X, B, phi, name, row, quick, progress)
     return rows
 
 # %% ../../nbs/17_bench.ipynb #e4622b2c
@@ -115,7 +123,19 @@ def _khiops_reference(X, y, Xq, repeats: int, progress):
                 cols = [list(model.feature_names_in_).index(v) for v in ref["test"]["shapley"]["variables"]]
     return model, deploy, theirs, cols
 
-# %% ../../nbs/17_bench.ipynb #17f6da29
+# %% ../../nbs/17_bench.ipynb #50034c2e
+def _adult_kernel_row(model, X, Xq, ours_row: float, n_kernel: int, progress) -> dict:
+    "KernelExplainer on the first rows of Xq against the same game computed analytically (the same 100 background rows of X)."
+    _log(progress, f"[adult] shap.KernelExplainer on {n_kernel} rows")
+    bg = X.sample(100, random_state=1)
+    t_row, kv = _kernel_explainer_per_row(model, Xq, bg, n_kernel, progress)
+    # the same game with the same 100-row background, analytically: l_m(x) - mean_bg l_m
+    same_bg = log_odds_contributions(model, Xq.head(n_kernel))[:, :, -1] - log_odds_contributions(model, bg)[:, :, -1].mean(axis=0)
+    return dict(task="Shapley values per row, adult", ours_s=ours_row, peer="shap.KernelExplainer (log-odds, 100 background rows)",
+                peer_s=t_row, speedup=t_row / ours_row, target=1e4,
+                max_abs_diff=float(np.abs(kv - same_bg).max()), repeats=n_kernel)
+
+# %% ../../nbs/17_bench.ipynb #2138bcc9
 def _adult_rows(repeats: int, quick: bool, progress) -> list[dict]:
     "Analytic Shapley values on adult against Khiops' deployment and against shap's KernelExplainer, per row."
     from xai_geometry.khiops import khiops_available
@@ -138,17 +158,8 @@ def _adult_rows(repeats: int, quick: bool, progress) -> list[dict]:
         rows.append(dict(task=f"Shapley values, adult, {n_rows} rows", ours_s=t_ours, peer="Khiops deploy_model",
                          peer_s=t_k, speedup=t_k / t_ours, target=10.0, max_abs_diff=agree, repeats=repeats,
                          values_max_abs=float(np.abs(theirs).max())))
-    n_kernel = 2 if quick else 5
     try:
-        _log(progress, f"[adult] shap.KernelExplainer on {n_kernel} rows")
-        bg = X.sample(100, random_state=1)
-        t_row, kv = _kernel_explainer_per_row(model, Xq, bg, n_kernel, progress)
-        ours_row = t_ours / n_rows
-        # the same game with the same 100-row background, analytically: l_m(x) - mean_bg l_m
-        same_bg = log_odds_contributions(model, Xq.head(n_kernel))[:, :, -1] - log_odds_contributions(model, bg)[:, :, -1].mean(axis=0)
-        rows.append(dict(task="Shapley values per row, adult", ours_s=ours_row, peer="shap.KernelExplainer (log-odds, 100 background rows)",
-                         peer_s=t_row, speedup=t_row / ours_row, target=1e4,
-                         max_abs_diff=float(np.abs(kv - same_bg).max()), repeats=n_kernel))
+        rows.append(_adult_kernel_row(model, X, Xq, t_ours / n_rows, 2 if quick else 5, progress))
     except ImportError:
         _log(progress, "shap is not installed: KernelExplainer comparison skipped")
     return rows

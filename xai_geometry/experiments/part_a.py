@@ -349,11 +349,14 @@ def critical_difference(t2: pd.DataFrame, metric: str = "auc", paper: bool = Fal
     w = t.pivot(index="dataset", columns="distance", values=f"{metric}_paper" if paper else metric)[list(DISTANCES)]
     return friedman_nemenyi(w.rename(columns=NAMES).dropna())
 
-# %% ../../nbs/19_log_odds_experiments.ipynb #96974cab
-def _figures(t2, diag, out: Path, suffix: str) -> list[Path]:
+# %% ../../nbs/19_log_odds_experiments.ipynb #850eb51c
+_COLORS = {"global": "C0", "shap": "C3", "snb": "C2"}
+
+
+def _cd_figure(t2, out: Path, suffix: str) -> Path:
+    "Figure 1: the critical-difference diagrams of AUC, ours beside the paper's Table 2."
     import matplotlib.pyplot as plt
     from xai_geometry.plots import critical_difference_diagram
-    paths = []
     fig, axes = plt.subplots(1, 2, figsize=(12, 2.6))
     if t2[t2.dataset != "mean"].dataset.nunique() >= 2:
         critical_difference_diagram(critical_difference(t2), ax=axes[0], title="ours: AUC (OvR), 1-NN")
@@ -361,11 +364,21 @@ def _figures(t2, diag, out: Path, suffix: str) -> list[Path]:
     if t2[(t2.dataset != "mean") & t2.auc_paper.notna()].dataset.nunique() >= 2:
         critical_difference_diagram(critical_difference(t2, paper=True), ax=axes[1], title="the paper's Table 2: AUC (OvR)")
     else: axes[1].axis("off")
-    p = out / f"part_a_cd_auc{suffix}.png"; fig.savefig(p, dpi=120, bbox_inches="tight"); plt.close(fig); paths.append(p)
-    colors = {"global": "C0", "shap": "C3", "snb": "C2"}
+    p = out / f"part_a_cd_auc{suffix}.png"; fig.savefig(p, dpi=120, bbox_inches="tight"); plt.close(fig)
+    return p
+
+# %% ../../nbs/19_log_odds_experiments.ipynb #a815a248
+def _k_means(diag):
+    "The diagnostics at K_VALUES: their means per (distance, k, data set), and the means of those over the data sets."
     d = diag[diag.k.isin(K_VALUES)]
     per_ds = d.groupby(["distance", "k", "dataset"]).mean(numeric_only=True).reset_index()
-    mean = per_ds.groupby(["distance", "k"]).mean(numeric_only=True).reset_index()
+    return per_ds, per_ds.groupby(["distance", "k"]).mean(numeric_only=True).reset_index()
+
+# %% ../../nbs/19_log_odds_experiments.ipynb #1477b513
+def _locagree_figure(diag, out: Path, suffix: str) -> Path:
+    "Figure 2: LocAgree_k of each distance, (a) the mean over the data sets, (b) adult."
+    import matplotlib.pyplot as plt
+    per_ds, mean = _k_means(diag); colors = _COLORS
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
     for kind in DISTANCES:
         m = mean[mean.distance == kind]; axes[0].plot(m.k, m.loc_agree, "o-", color=colors[kind], label=NAMES[kind])
@@ -378,16 +391,39 @@ def _figures(t2, diag, out: Path, suffix: str) -> list[Path]:
         axes[1].set_xscale("log", base=2); axes[1].set_xlabel("k (log2)"); axes[1].set_ylabel(r"LocAgree$_k$")
         axes[1].set_title("(b) adult, mean over the test folds"); axes[1].legend()
     else: axes[1].axis("off")
-    fig.tight_layout(); p = out / f"part_a_fig2_locagree{suffix}.png"; fig.savefig(p, dpi=120); plt.close(fig); paths.append(p)
+    fig.tight_layout(); p = out / f"part_a_fig2_locagree{suffix}.png"; fig.savefig(p, dpi=120); plt.close(fig)
+    return p
+
+# %% ../../nbs/19_log_odds_experiments.ipynb #16bcc2d8
+def _locdelta_figure(diag, out: Path, suffix: str) -> Path:
+    "Figure 3: LocDelta_k of each distance, the mean over the data sets."
+    import matplotlib.pyplot as plt
+    per_ds, mean = _k_means(diag); colors = _COLORS
     fig, ax = plt.subplots(figsize=(5.5, 3.8))
     for kind in DISTANCES:
         m = mean[mean.distance == kind]; ax.plot(m.k, m.loc_delta, "o-", color=colors[kind], label=NAMES[kind])
     ax.set_xlabel("k"); ax.set_ylabel(r"LocDelta$_k$"); ax.legend()
     ax.set_title(f"LocDelta$_k$, mean over the {per_ds.dataset.nunique()} data sets")
-    fig.tight_layout(); p = out / f"part_a_fig3_locdelta{suffix}.png"; fig.savefig(p, dpi=120); plt.close(fig); paths.append(p)
-    return paths
+    fig.tight_layout(); p = out / f"part_a_fig3_locdelta{suffix}.png"; fig.savefig(p, dpi=120); plt.close(fig)
+    return p
 
-# %% ../../nbs/19_log_odds_experiments.ipynb #5ee92cee
+# %% ../../nbs/19_log_odds_experiments.ipynb #778f611a
+def _figures(t2, diag, out: Path, suffix: str) -> list[Path]:
+    return [_cd_figure(t2, out, suffix), _locagree_figure(diag, out, suffix), _locdelta_figure(diag, out, suffix)]
+
+# %% ../../nbs/19_log_odds_experiments.ipynb #3e4ce0a9
+def _part_a_tasks(names, n_splits: int, backend: str) -> list[dict]:
+    "The (data set, fold) tasks of a run, the longest data sets first; sickeuthyroid's categorical reading too when it runs."
+    big = {"adult": 0, "letter": 1, "pendigits": 2, "shuttle": 3, "waveform": 4}   # longest first
+    tasks = [dict(dataset=d, fold=f, n_splits=n_splits, backend=backend, reading="native",
+                  ks=sorted(set(K_VALUES) | set(K_VALUES_ADULT)) if d == "adult" else list(K_VALUES))
+             for d in sorted(names, key=lambda d: big.get(d, 9)) for f in range(n_splits)]
+    if "sickeuthyroid" in names:   # the file's reading studied below, quick or full
+        tasks += [dict(dataset="sickeuthyroid", fold=f, n_splits=n_splits, backend=backend, reading="categorical",
+                       ks=list(K_VALUES)) for f in range(n_splits)]
+    return tasks
+
+# %% ../../nbs/19_log_odds_experiments.ipynb #2b586afb
 VERSION = "1"  # an extra component of the cache key (the digest of the code already changes with any rule)
 
 
@@ -409,13 +445,7 @@ def reproduce(out_dir=None,  # where tables and figures go (default: figures/ of
         if not ok: raise UsageError(f"backend 'khiops' needs Khiops, which is not available here: {why}")
     n_splits = N_SPLITS
     suffix = ("" if backend == "ours" else f"_{backend}") + ("_quick" if quick else "")
-    big = {"adult": 0, "letter": 1, "pendigits": 2, "shuttle": 3, "waveform": 4}   # longest first
-    tasks = [dict(dataset=d, fold=f, n_splits=n_splits, backend=backend, reading="native",
-                  ks=sorted(set(K_VALUES) | set(K_VALUES_ADULT)) if d == "adult" else list(K_VALUES))
-             for d in sorted(names, key=lambda d: big.get(d, 9)) for f in range(n_splits)]
-    if "sickeuthyroid" in names:   # the file's reading studied below, quick or full
-        tasks += [dict(dataset="sickeuthyroid", fold=f, n_splits=n_splits, backend=backend, reading="categorical",
-                       ks=list(K_VALUES)) for f in range(n_splits)]
+    tasks = _part_a_tasks(names, n_splits, backend)
     t0 = time.perf_counter()
     res = run_tasks(fold_task, tasks, cache_dir=cache_dir, n_jobs=n_jobs, version=VERSION, progress=progress,
                     desc=f"part A §5 ({backend})")

@@ -21,6 +21,7 @@ from sklearn.utils.validation import check_is_fitted, check_array, column_or_1d
 from threadpoolctl import threadpool_limits
 
 from ..khiops_format import STAR, read_snb_model
+from ..literate import patch
 
 # %% auto #0
 __all__ = ['log_conditional_table', 'gather_tables', 'WeightedNaiveBayes', 'random_model', 'random_parts']
@@ -72,6 +73,31 @@ class _PartIndexEncoder:
                              f"(0..{self.n_parts_[m] - 1})")
         return P
 
+# %% ../../nbs/11_naive_bayes.ipynb #355cf1a5
+def _interval_parts(g, values: pd.Series) -> np.ndarray:
+    "Part indices of a numeric column under Khiops' intervals ]lo, hi] (missing values in the first part)."
+    x = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
+    b = g["bounds"]; miss = np.isnan(x)
+    if b and b[0] is None:
+        idx = 1 + np.searchsorted(np.asarray(b[1:], dtype=float), x, side="left")
+    else:
+        idx = np.searchsorted(np.asarray(b, dtype=float), x, side="left")
+    idx[miss] = 0
+    return idx.astype(np.int64)
+
+# %% ../../nbs/11_naive_bayes.ipynb #93823be4
+def _group_parts(g, values: pd.Series) -> np.ndarray:
+    "Part indices of a categorical column under Khiops' value groups (blanks trimmed, missing is \"\", unseen values to the star's group)."
+    lookup = {str(v): k for k, grp in enumerate(g["groups"]) for v in grp}
+    default = lookup.get(STAR, len(g["groups"]) - 1)
+    if isinstance(values.dtype, pd.CategoricalDtype):         # codes are already there
+        uniques = list(values.cat.categories) + [""]
+        codes = values.cat.codes.to_numpy(); codes = np.where(codes < 0, len(uniques) - 1, codes)
+    else:
+        codes, uniques = pd.factorize(values.astype(object).where(values.notna(), ""), use_na_sentinel=False)
+    group = np.array([lookup.get(str(v).strip(), default) for v in uniques], dtype=np.int64)  # per distinct value
+    return group[codes] if len(uniques) else np.zeros(len(values), dtype=np.int64)
+
 # %% ../../nbs/11_naive_bayes.ipynb #03dc843c
 class _KhiopsRecoder:
     "Part indices of a DataFrame under the partitions of a Khiops model (Khiops' conventions)."
@@ -82,24 +108,7 @@ class _KhiopsRecoder:
 
     def _column(self, g, values: pd.Series) -> np.ndarray:
         if g is None: return np.zeros(len(values), dtype=np.int64)
-        if g["kind"] == "intervals":
-            x = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
-            b = g["bounds"]; miss = np.isnan(x)
-            if b and b[0] is None:
-                idx = 1 + np.searchsorted(np.asarray(b[1:], dtype=float), x, side="left")
-            else:
-                idx = np.searchsorted(np.asarray(b, dtype=float), x, side="left")
-            idx[miss] = 0
-            return idx.astype(np.int64)
-        lookup = {str(v): k for k, grp in enumerate(g["groups"]) for v in grp}
-        default = lookup.get(STAR, len(g["groups"]) - 1)
-        if isinstance(values.dtype, pd.CategoricalDtype):         # codes are already there
-            uniques = list(values.cat.categories) + [""]
-            codes = values.cat.codes.to_numpy(); codes = np.where(codes < 0, len(uniques) - 1, codes)
-        else:
-            codes, uniques = pd.factorize(values.astype(object).where(values.notna(), ""), use_na_sentinel=False)
-        group = np.array([lookup.get(str(v).strip(), default) for v in uniques], dtype=np.int64)  # per distinct value
-        return group[codes] if len(uniques) else np.zeros(len(values), dtype=np.int64)
+        return _interval_parts(g, values) if g["kind"] == "intervals" else _group_parts(g, values)
 
     def transform(self, X: pd.DataFrame) -> np.ndarray:
         return np.stack([self._column(g, X[c]) for c, g in zip(self.feature_names_in_, self.grids)], axis=1) \
@@ -131,7 +140,7 @@ def _check_target(y, n_rows: int) -> np.ndarray:
     "y as a 1-d array of class labels with one per row, none missing (`xai_geometry.validation.check_target`)."
     return check_target(y, n_rows)
 
-# %% ../../nbs/11_naive_bayes.ipynb #5b39e2f3
+# %% ../../nbs/11_naive_bayes.ipynb #26f3c3a0
 class _Params(JointLogLikelihoodClassifier):
     "The options of a `WeightedNaiveBayes`, stored by `__init__` and checked at `fit` (scikit-learn's convention)."
     _parameter_constraints: dict = {
@@ -154,24 +163,27 @@ class _Params(JointLogLikelihoodClassifier):
         self.weights = weights; self.encoder = encoder; self.smoothing = smoothing
         self.prior_weight = prior_weight; self.prior_exponent = prior_exponent; self.max_iter = max_iter
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True
-        tags.input_tags.categorical = True
-        tags.input_tags.string = True
-        return tags
+# %% ../../nbs/11_naive_bayes.ipynb #6f0c26d9
+@patch
+def __sklearn_tags__(self: _Params):
+    tags = super(_Params, self).__sklearn_tags__()
+    tags.input_tags.allow_nan = True
+    tags.input_tags.categorical = True
+    tags.input_tags.string = True
+    return tags
 
-    def _check_fixed_weights(self):
-        "Fixed `weights` (an array) must be n_features_in_ finite values in [0, 1]."
-        if isinstance(self.weights, str): return
-        M = self.n_features_in_
-        try: w = np.asarray(self.weights, dtype=float)
-        except (TypeError, ValueError): raise TypeError(f"weights must be 'khiops', 'uniform' or {M} numbers, got {self.weights!r}") from None
-        if w.shape != (M,) or not np.isfinite(w).all() or (w < 0).any() or (w > 1).any():
-            raise ValueError(f"weights must be 'khiops', 'uniform' or {M} finite values in [0, 1] (one per column of X), "
-                             f"got {self.weights!r}")
+@patch
+def _check_fixed_weights(self: _Params):
+    "Fixed `weights` (an array) must be n_features_in_ finite values in [0, 1]."
+    if isinstance(self.weights, str): return
+    M = self.n_features_in_
+    try: w = np.asarray(self.weights, dtype=float)
+    except (TypeError, ValueError): raise TypeError(f"weights must be 'khiops', 'uniform' or {M} numbers, got {self.weights!r}") from None
+    if w.shape != (M,) or not np.isfinite(w).all() or (w < 0).any() or (w > 1).any():
+        raise ValueError(f"weights must be 'khiops', 'uniform' or {M} finite values in [0, 1] (one per column of X), "
+                         f"got {self.weights!r}")
 
-# %% ../../nbs/11_naive_bayes.ipynb #96e93e73
+# %% ../../nbs/11_naive_bayes.ipynb #cae67448
 class _Tables:
     "The fitted count tables and what they predict, from part indices or from raw rows through the fitted recoder."
     def _set_tables(self, counts, class_count, weights):
@@ -184,52 +196,65 @@ class _Tables:
         self.n_parts_ = np.array([c.shape[0] for c in self.counts_], dtype=np.int64)
         return self
 
-    def part_indices(self, X) -> np.ndarray:
-        "(n, M) int64 part index of every row and variable (the model's recoding of X)."
-        check_is_fitted(self, "weights_")
-        return np.asarray(self.encoder_.transform(_as_frame(self, X, reset=False)), dtype=np.int64)
+# %% ../../nbs/11_naive_bayes.ipynb #fbd59042
+@patch
+def part_indices(self: _Tables, X) -> np.ndarray:
+    "(n, M) int64 part index of every row and variable (the model's recoding of X)."
+    check_is_fitted(self, "weights_")
+    return np.asarray(self.encoder_.transform(_as_frame(self, X, reset=False)), dtype=np.int64)
 
-    def log_conditionals_from_parts(self, P) -> np.ndarray:
-        "(n, M, J) log p(D_m | C_j), unweighted, of rows already recoded as (n, M) part indices (`part_indices`)."
-        return gather_tables(self.log_conditional_tables_, P, len(self.classes_))
+@patch
+def log_conditionals_from_parts(self: _Tables, P) -> np.ndarray:
+    "(n, M, J) log p(D_m | C_j), unweighted, of rows already recoded as (n, M) part indices (`part_indices`)."
+    return gather_tables(self.log_conditional_tables_, P, len(self.classes_))
 
-    def log_conditionals(self, X) -> np.ndarray:
-        "(n, M, J) log p(D_m | C_j), unweighted."
-        return self.log_conditionals_from_parts(self.part_indices(X))
+@patch
+def log_conditionals(self: _Tables, X) -> np.ndarray:
+    "(n, M, J) log p(D_m | C_j), unweighted."
+    return self.log_conditionals_from_parts(self.part_indices(X))
 
-    def joint_log_proba_from_parts(self, P) -> np.ndarray:
-        "(n, J) log p(C_j) + sum_m w_m log p(D_m | C_j) of rows already recoded as (n, M) part indices."
-        s = np.tile(self.class_log_prior_, (len(P), 1))
-        for m, t in enumerate(self.log_conditional_tables_):
-            if self.weights_[m] != 0: s += self.weights_[m] * t[P[:, m]]
-        return s
+# %% ../../nbs/11_naive_bayes.ipynb #b0408d2b
+@patch
+def joint_log_proba_from_parts(self: _Tables, P) -> np.ndarray:
+    "(n, J) log p(C_j) + sum_m w_m log p(D_m | C_j) of rows already recoded as (n, M) part indices."
+    s = np.tile(self.class_log_prior_, (len(P), 1))
+    for m, t in enumerate(self.log_conditional_tables_):
+        if self.weights_[m] != 0: s += self.weights_[m] * t[P[:, m]]
+    return s
 
-    def predict_joint_log_proba(self, X) -> np.ndarray:
-        "(n, J) joint log-likelihood log p(C_j) + sum_m w_m log p(D_m | C_j) (the unnormalized log posterior)."
-        return self.joint_log_proba_from_parts(self.part_indices(X))
+@patch
+def predict_joint_log_proba(self: _Tables, X) -> np.ndarray:
+    "(n, J) joint log-likelihood log p(C_j) + sum_m w_m log p(D_m | C_j) (the unnormalized log posterior)."
+    return self.joint_log_proba_from_parts(self.part_indices(X))
 
-    def joint_log_likelihood(self, X) -> np.ndarray:
-        "Deprecated alias of `predict_joint_log_proba` (removed in the next release)."
-        warnings.warn("WeightedNaiveBayes.joint_log_likelihood is deprecated and will be removed in the next "
-                      "release; use predict_joint_log_proba", FutureWarning, stacklevel=2)
-        return self.predict_joint_log_proba(X)
+# %% ../../nbs/11_naive_bayes.ipynb #616086c3
+@patch
+def joint_log_likelihood(self: _Tables, X) -> np.ndarray:
+    "Deprecated alias of `predict_joint_log_proba` (removed in the next release)."
+    warnings.warn("WeightedNaiveBayes.joint_log_likelihood is deprecated and will be removed in the next "
+                  "release; use predict_joint_log_proba", FutureWarning, stacklevel=2)
+    return self.predict_joint_log_proba(X)
 
-    def _smooth(self, logp: np.ndarray) -> np.ndarray:
-        "Khiops' final probability smoothing (when `smoothing=True`), on log-probabilities."
-        if not self.smoothing: return logp
-        J, N = len(self.classes_), self.n_total_
-        return np.log((np.exp(logp) + 0.5 / (J * (N + 1))) / (1 + 0.5 / (N + 1)))
+# %% ../../nbs/11_naive_bayes.ipynb #f4a0d8d0
+@patch
+def _smooth(self: _Tables, logp: np.ndarray) -> np.ndarray:
+    "Khiops' final probability smoothing (when `smoothing=True`), on log-probabilities."
+    if not self.smoothing: return logp
+    J, N = len(self.classes_), self.n_total_
+    return np.log((np.exp(logp) + 0.5 / (J * (N + 1))) / (1 + 0.5 / (N + 1)))
 
-    def log_proba_from_parts(self, P) -> np.ndarray:
-        "(n, J) log p_w(C_j | D) of rows already recoded as part indices (Khiops-smoothed if `smoothing`)."
-        s = self.joint_log_proba_from_parts(P)
-        return self._smooth(s - logsumexp(s, axis=1, keepdims=True))
+@patch
+def log_proba_from_parts(self: _Tables, P) -> np.ndarray:
+    "(n, J) log p_w(C_j | D) of rows already recoded as part indices (Khiops-smoothed if `smoothing`)."
+    s = self.joint_log_proba_from_parts(P)
+    return self._smooth(s - logsumexp(s, axis=1, keepdims=True))
 
-    def predict_log_proba(self, X) -> np.ndarray:
-        "(n, J) log p_w(C_j | D) (exact weighted posterior; Khiops-smoothed if `smoothing`)."
-        return self._smooth(super().predict_log_proba(X))
+@patch
+def predict_log_proba(self: _Tables, X) -> np.ndarray:
+    "(n, J) log p_w(C_j | D) (exact weighted posterior; Khiops-smoothed if `smoothing`)."
+    return self._smooth(super(_Tables, self).predict_log_proba(X))
 
-# %% ../../nbs/11_naive_bayes.ipynb #7d49e0e8
+# %% ../../nbs/11_naive_bayes.ipynb #38f8cf8a
 class _Criterion:
     "Khiops' regularized criterion of the weights: the prior (with each variable's MODL preparation cost) plus the data cost."
     def _preparation_costs(self) -> np.ndarray:
@@ -240,78 +265,98 @@ class _Criterion:
         construction = math.log(2) + np.where(self.n_parts_ > 1, math.log(max(len(self.counts_), 1)), 0.0)
         return np.asarray(cost, dtype=float) - data - construction
 
-    def khiops_criterion(self, weights, P=None, y_idx=None) -> float:
-        "Khiops' regularized cost c(w) (data cost over the rows (P, y_idx); prior only when P is None)."
-        w = np.asarray(weights, dtype=float); M = len(w)
-        prep = getattr(self, "_prep_cost_", np.zeros(M))
-        k = int(math.ceil(w.sum() - 1e-12))
-        prior = math.log(2) + (natural_code_length(k) - math.lgamma(k + 1) if k > 0 else 0.0) \
-            + float((np.clip(w, 0, 1) ** self.prior_exponent * (math.log(max(M, 1)) + prep)).sum())
-        if P is None: return self.prior_weight * prior
-        U, counts = self._unique_rows(P, y_idx)
-        return self.prior_weight * prior + self._data_cost(w, U, counts)[0]
+# %% ../../nbs/11_naive_bayes.ipynb #06058401
+@patch
+def _unique_rows(self: _Criterion, P, y_idx, tables=None):
+    "Distinct part tuples: their (U, M, J) log-conditional stacks and (U, J) class counts."
+    tables = self.log_conditional_tables_ if tables is None else tables
+    P = np.asarray(P, dtype=np.int64)
+    radix = P.max(axis=0) + 1 if P.size else np.ones(P.shape[1], np.int64)
+    if P.shape[1] and float(np.prod(radix.astype(float))) < 2.0 ** 62:  # one int64 key per row, lexicographic
+        w = np.cumprod(np.r_[radix[1:], 1][::-1])[::-1]
+        keys, first, inv = np.unique(P @ w, return_index=True, return_inverse=True)
+        uniq = P[first]
+    else: uniq, inv = np.unique(P, axis=0, return_inverse=True)
+    J = len(self.class_count_)
+    C = np.bincount(inv.ravel() * J + y_idx, minlength=len(uniq) * J).reshape(len(uniq), J).astype(float)
+    L = np.stack([t[uniq[:, m]] for m, t in enumerate(tables)], axis=1)
+    return L, C
 
-    def _unique_rows(self, P, y_idx, tables=None):
-        "Distinct part tuples: their (U, M, J) log-conditional stacks and (U, J) class counts."
-        tables = self.log_conditional_tables_ if tables is None else tables
-        P = np.asarray(P, dtype=np.int64)
-        radix = P.max(axis=0) + 1 if P.size else np.ones(P.shape[1], np.int64)
-        if P.shape[1] and float(np.prod(radix.astype(float))) < 2.0 ** 62:  # one int64 key per row, lexicographic
-            w = np.cumprod(np.r_[radix[1:], 1][::-1])[::-1]
-            keys, first, inv = np.unique(P @ w, return_index=True, return_inverse=True)
-            uniq = P[first]
-        else: uniq, inv = np.unique(P, axis=0, return_inverse=True)
-        J = len(self.class_count_)
-        C = np.bincount(inv.ravel() * J + y_idx, minlength=len(uniq) * J).reshape(len(uniq), J).astype(float)
-        L = np.stack([t[uniq[:, m]] for m, t in enumerate(tables)], axis=1)
-        return L, C
+# %% ../../nbs/11_naive_bayes.ipynb #cb8920bb
+@patch
+def _data_cost(self: _Criterion, w, L, C):
+    "-sum log of Khiops-smoothed p_w(y | D) over distinct rows, and its gradient in w."
+    N, J = self.n_total_, len(self.class_count_)
+    s = self.class_log_prior_ + np.einsum("umj,m->uj", L, w)
+    p = softmax(s, axis=1)
+    q = N * p + 0.5 / J
+    cost = -(C * (np.log(q) - math.log(N + 0.5))).sum()
+    g = C * N * p / q                       # (U, J)
+    ds = -(g - p * g.sum(axis=1, keepdims=True))
+    return cost, np.einsum("uj,umj->m", ds, L)
 
-    def _data_cost(self, w, L, C):
-        "-sum log of Khiops-smoothed p_w(y | D) over distinct rows, and its gradient in w."
-        N, J = self.n_total_, len(self.class_count_)
-        s = self.class_log_prior_ + np.einsum("umj,m->uj", L, w)
-        p = softmax(s, axis=1)
-        q = N * p + 0.5 / J
-        cost = -(C * (np.log(q) - math.log(N + 0.5))).sum()
-        g = C * N * p / q                       # (U, J)
-        ds = -(g - p * g.sum(axis=1, keepdims=True))
-        return cost, np.einsum("uj,umj->m", ds, L)
+# %% ../../nbs/11_naive_bayes.ipynb #c00a69b8
+@patch
+def khiops_criterion(self: _Criterion, weights, P=None, y_idx=None) -> float:
+    "Khiops' regularized cost c(w) (data cost over the rows (P, y_idx); prior only when P is None)."
+    w = np.asarray(weights, dtype=float); M = len(w)
+    prep = getattr(self, "_prep_cost_", np.zeros(M))
+    k = int(math.ceil(w.sum() - 1e-12))
+    prior = math.log(2) + (natural_code_length(k) - math.lgamma(k + 1) if k > 0 else 0.0) \
+        + float((np.clip(w, 0, 1) ** self.prior_exponent * (math.log(max(M, 1)) + prep)).sum())
+    if P is None: return self.prior_weight * prior
+    U, counts = self._unique_rows(P, y_idx)
+    return self.prior_weight * prior + self._data_cost(w, U, counts)[0]
 
-# %% ../../nbs/11_naive_bayes.ipynb #b95534c4
+# %% ../../nbs/11_naive_bayes.ipynb #3294af67
 class _WeightLearning:
     "The weights: uniform, fixed, or minimizing Khiops' criterion (L-BFGS-B from two starts, the better kept)."
-    def _learn_weights(self, P, y_idx) -> np.ndarray:
-        M = len(self.counts_)
+    def _given_weights(self, M) -> np.ndarray | None:
+        "The weights the options fix (`uniform`: all 1; an array: checked), None when Khiops' criterion is to choose them."
         if isinstance(self.weights, str):
             if self.weights == "uniform": self.n_iter_ = 0; return np.ones(M)
             if self.weights != "khiops": raise ValueError(f"weights must be 'khiops', 'uniform' or an array, got {self.weights!r}")
-        else:
-            w = np.asarray(self.weights, dtype=float); self.n_iter_ = 0
-            if w.shape != (M,) or (w < 0).any() or (w > 1).any():
-                raise ValueError(f"weights must be 'khiops', 'uniform' or {M} values in [0, 1]")
-            return w
-        active = self.n_parts_ > 1
-        self.n_iter_ = 0
-        if not active.any() or len(self.classes_) < 2: return np.zeros(M)
-        L, C = self._unique_rows(P[:, active], y_idx, [t for t, a in zip(self.log_conditional_tables_, active) if a])
-        a = self.prior_weight; e = self.prior_exponent
-        c_m = math.log(M) + self._prep_cost_[active]
+            return None
+        w = np.asarray(self.weights, dtype=float); self.n_iter_ = 0
+        if w.shape != (M,) or (w < 0).any() or (w > 1).any():
+            raise ValueError(f"weights must be 'khiops', 'uniform' or {M} values in [0, 1]")
+        return w
 
-        def fun(v):
-            cost, grad = self._data_cost(v, L, C)
-            vv = np.maximum(v, 1e-9)
-            return cost + a * float((vv ** e * c_m).sum()), grad + a * e * vv ** (e - 1) * c_m
+# %% ../../nbs/11_naive_bayes.ipynb #13c10b02
+@patch
+def _weight_objective(self: _WeightLearning, L, C, c_m):
+    "The smooth part of Khiops' criterion over the active variables, as a function of their weights with its gradient."
+    a = self.prior_weight; e = self.prior_exponent
 
-        best = None
-        for start in (0.5, 1.0):
-            with threadpool_limits(1, user_api="blas"):   # tiny problems: BLAS threads only cost here
-                r = minimize(fun, np.full(active.sum(), start), jac=True, method="L-BFGS-B",
-                             bounds=[(0.0, 1.0)] * int(active.sum()), options={"maxiter": self.max_iter})
-            w = np.zeros(M); w[active] = np.clip(r.x, 0, 1); w[w < 1e-6] = 0.0
-            k = int(math.ceil(w.sum() - 1e-12))
-            full = fun(w[active])[0] + a * (math.log(2) + (natural_code_length(k) - math.lgamma(k + 1) if k > 0 else 0.0))
-            if best is None or full < best[0]: best = (full, w); self.n_iter_ = int(r.nit)
-        return best[1]
+    def fun(v):
+        cost, grad = self._data_cost(v, L, C)
+        vv = np.maximum(v, 1e-9)
+        return cost + a * float((vv ** e * c_m).sum()), grad + a * e * vv ** (e - 1) * c_m
+    return fun
+
+# %% ../../nbs/11_naive_bayes.ipynb #f6e0ba98
+@patch
+def _learn_weights(self: _WeightLearning, P, y_idx) -> np.ndarray:
+    "The model's weights: the ones the options fix, else those minimizing Khiops' criterion on the rows (P, y_idx)."
+    M = len(self.counts_)
+    given = self._given_weights(M)
+    if given is not None: return given
+    active = self.n_parts_ > 1
+    self.n_iter_ = 0
+    if not active.any() or len(self.classes_) < 2: return np.zeros(M)
+    L, C = self._unique_rows(P[:, active], y_idx, [t for t, a in zip(self.log_conditional_tables_, active) if a])
+    a = self.prior_weight
+    fun = self._weight_objective(L, C, math.log(M) + self._prep_cost_[active])
+    best = None
+    for start in (0.5, 1.0):
+        with threadpool_limits(1, user_api="blas"):   # tiny problems: BLAS threads only cost here
+            r = minimize(fun, np.full(active.sum(), start), jac=True, method="L-BFGS-B",
+                         bounds=[(0.0, 1.0)] * int(active.sum()), options={"maxiter": self.max_iter})
+        w = np.zeros(M); w[active] = np.clip(r.x, 0, 1); w[w < 1e-6] = 0.0
+        k = int(math.ceil(w.sum() - 1e-12))
+        full = fun(w[active])[0] + a * (math.log(2) + (natural_code_length(k) - math.lgamma(k + 1) if k > 0 else 0.0))
+        if best is None or full < best[0]: best = (full, w); self.n_iter_ = int(r.nit)
+    return best[1]
 
 # %% ../../nbs/11_naive_bayes.ipynb #56a74d4b
 def _checked_counts(counts, weights, feature_names):
@@ -354,6 +399,19 @@ class _FromCounts:
         self.criterion_ = self.khiops_criterion(self.weights_)
         return self
 
+# %% ../../nbs/11_naive_bayes.ipynb #9abff402
+def _khiops_class_order(labels, class_count, classes):
+    "Khiops' column of each class of `classes` (matched by `str(...).strip()`) and the class counts in that order; as is when None."
+    order = np.arange(len(labels))
+    if classes is not None:  # Khiops column of each given class
+        classes = np.asarray(classes)
+        keys = [str(c).strip() for c in classes]
+        if len(set(keys)) != len(keys) or sorted(keys) != sorted(labels):
+            raise ValueError(f"classes {keys} do not match the model's target values {labels}")
+        order = np.array([labels.index(k) for k in keys])
+        class_count = class_count[order]
+    return order, class_count
+
 # %% ../../nbs/11_naive_bayes.ipynb #0dbe9713
 class _FromKhiops:
     "A fitted model from a dictionary Khiops wrote (`from_khiops`)."
@@ -370,14 +428,8 @@ class _FromKhiops:
         """
         model = read_snb_model(Path(path).read_text())
         labels, class_count = list(model["classes"]), model["class_counts"]
-        order = np.arange(len(labels))
-        if classes is not None:  # Khiops column of each given class
-            classes = np.asarray(classes)
-            keys = [str(c).strip() for c in classes]
-            if len(set(keys)) != len(keys) or sorted(keys) != sorted(labels):
-                raise ValueError(f"classes {keys} do not match the model's target values {labels}")
-            order = np.array([labels.index(k) for k in keys])
-            class_count = class_count[order]
+        order, class_count = _khiops_class_order(labels, class_count, classes)
+        classes = None if classes is None else np.asarray(classes)
         by_native = {v["name"]: (v["weight"], v["grid"]) for v in model["selected"]}
         native = model["native"]
         grids = [by_native.get(n, (0.0, None))[1] for n in native]
@@ -394,7 +446,7 @@ class _FromKhiops:
 class _Constructors(_FromCounts, _FromKhiops):
     "Fitted models without `fit`: from count tables alone (`from_counts`), or from a dictionary Khiops wrote (`from_khiops`)."
 
-# %% ../../nbs/11_naive_bayes.ipynb #a8c56caf
+# %% ../../nbs/11_naive_bayes.ipynb #21e8c85f
 class WeightedNaiveBayes(_Constructors, _WeightLearning, _Criterion, _Tables, _Params):
     """Weighted naive Bayes on MODL-recoded variables (Khiops' selective naive Bayes).
 
@@ -407,25 +459,28 @@ class WeightedNaiveBayes(_Constructors, _WeightLearning, _Criterion, _Tables, _P
     (`predict_log_proba` adds Khiops' smoothing when `smoothing=True`). Every option is checked at `fit`
     (scikit-learn's `_parameter_constraints`; a wrong one raises `InvalidParameterError` naming it).
     """
-    def fit(self, X, y):
-        "Recode X with MODL, count, and learn the weights."
-        validate_params(self)
-        X = _as_frame(self, X, reset=True)
-        y = _check_target(y, len(X))
-        self._check_fixed_weights()
-        from xai_geometry.naive_bayes.modl import MODLEncoder  # written alongside; imported lazily
-        self.classes_, y_idx = np.unique(y, return_inverse=True)
-        enc = MODLEncoder(criterion="khiops") if self.encoder is None else clone(self.encoder)
-        self.encoder_ = enc.fit(X, y)
-        P = self.encoder_.transform(X)
-        J = len(self.classes_)
-        counts = [np.bincount(P[:, m] * J + y_idx, minlength=int(n) * J).reshape(int(n), J)
-                  for m, n in enumerate(self.encoder_.n_parts_)]
-        self._set_tables(counts, np.bincount(y_idx, minlength=J), np.zeros(len(counts)))
-        self._prep_cost_ = self._preparation_costs()
-        self.weights_ = self._learn_weights(P, y_idx)
-        self.criterion_ = self.khiops_criterion(self.weights_, P, y_idx)
-        return self
+
+# %% ../../nbs/11_naive_bayes.ipynb #01274571
+@patch
+def fit(self: WeightedNaiveBayes, X, y):
+    "Recode X with MODL, count, and learn the weights."
+    validate_params(self)
+    X = _as_frame(self, X, reset=True)
+    y = _check_target(y, len(X))
+    self._check_fixed_weights()
+    from xai_geometry.naive_bayes.modl import MODLEncoder  # written alongside; imported lazily
+    self.classes_, y_idx = np.unique(y, return_inverse=True)
+    enc = MODLEncoder(criterion="khiops") if self.encoder is None else clone(self.encoder)
+    self.encoder_ = enc.fit(X, y)
+    P = self.encoder_.transform(X)
+    J = len(self.classes_)
+    counts = [np.bincount(P[:, m] * J + y_idx, minlength=int(n) * J).reshape(int(n), J)
+              for m, n in enumerate(self.encoder_.n_parts_)]
+    self._set_tables(counts, np.bincount(y_idx, minlength=J), np.zeros(len(counts)))
+    self._prep_cost_ = self._preparation_costs()
+    self.weights_ = self._learn_weights(P, y_idx)
+    self.criterion_ = self.khiops_criterion(self.weights_, P, y_idx)
+    return self
 
 # %% ../../nbs/11_naive_bayes.ipynb #126a0fa7
 def random_model(rng: np.random.Generator,

@@ -22,6 +22,7 @@ from .geometry import (KINDS, constant_coordinates, embedding_from_codes, encode
                                                log_proba_from_codes)
 from .sklearn_models import SKLEARN_NAIVE_BAYES
 from ..validation import check_features, check_target, HasMethods, Interval, StrOptions, validate_params
+from ..literate import patch
 
 
 # %% auto #0
@@ -62,7 +63,7 @@ def _search(nn: NearestNeighbors, E: np.ndarray, k: int, n_jobs: int | None):
     with threadpool_limits(limits=n_threads, user_api="openmp"):
         return nn.kneighbors(E, n_neighbors=k)
 
-# %% ../../nbs/14_neighbors.ipynb #c5797b64
+# %% ../../nbs/14_neighbors.ipynb #2d3a0bf0
 class _KNNParams(ClassifierMixin, BaseEstimator):
     "The options of `SupervisedKNeighborsClassifier`: their constraints (checked at `fit`), keyword-only `__init__`, input tags."
     _parameter_constraints: dict = {
@@ -87,20 +88,21 @@ class _KNNParams(ClassifierMixin, BaseEstimator):
         self.kind = kind; self.n_neighbors = n_neighbors; self.ties = ties
         self.complement = complement; self.model = model; self.prefit = prefit; self.n_jobs = n_jobs
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        if self.model is None or isinstance(self.model, WeightedNaiveBayes):    # MODL reads text, categories, NaN
-            tags.input_tags.allow_nan = True; tags.input_tags.categorical = True; tags.input_tags.string = True
-        else:                                                                   # what the model reads
-            tags.input_tags.positive_only = get_tags(self.model).input_tags.positive_only
-        return tags
+# %% ../../nbs/14_neighbors.ipynb #5ff4bd2d
+@patch
+def __sklearn_tags__(self: _KNNParams):
+    tags = super(_KNNParams, self).__sklearn_tags__()
+    if self.model is None or isinstance(self.model, WeightedNaiveBayes):    # MODL reads text, categories, NaN
+        tags.input_tags.allow_nan = True; tags.input_tags.categorical = True; tags.input_tags.string = True
+    else:                                                                   # what the model reads
+        tags.input_tags.positive_only = get_tags(self.model).input_tags.positive_only
+    return tags
 
-# %% ../../nbs/14_neighbors.ipynb #ed730288
+# %% ../../nbs/14_neighbors.ipynb #c68849e0
 class _KNNIndex(_KNNParams):
     "`fit`: the model, the distinct encoded training rows (patterns) with their bookkeeping, and their embedding."
-    def fit(self, X, y):
-        "Fit the model on (X, y), embed and index the distinct encoded training rows."
-        validate_params(self)
+    def _fit_model(self, X, y):
+        "The naive Bayes behind the geometry: `model` as is (prefit=True, checked fitted) or fitted on (X, y)."
         if self.prefit:
             if self.model is None: raise ValueError("prefit=True needs a fitted `model`")
             try: check_is_fitted(self.model)
@@ -111,58 +113,67 @@ class _KNNIndex(_KNNParams):
             if isinstance(model, SKLEARN_NAIVE_BAYES) and not sp.issparse(X):   # errors naming X's columns first
                 check_features(clone(model), X, reset=True, numeric=True, allow_nan=False)
             self.model_ = model.fit(X, y)
-        m = self.model_
-        P = encode(m, X)                                            # checks the model and X
-        y = check_target(y, len(P))
-        if self.prefit:
-            unknown = set(pd.unique(np.asarray(y))) - set(m.classes_)
-            if unknown: raise ValueError(f"y has labels {sorted(map(str, unknown))} unknown to the prefitted model")
-        self.classes_ = m.classes_; self.n_features_in_ = m.n_features_in_
-        if hasattr(m, "feature_names_in_"): self.feature_names_in_ = m.feature_names_in_
-        self._y = np.searchsorted(self.classes_, np.asarray(y)).reshape(len(P))
-        n, J = len(P), len(self.classes_)
-        if self.n_neighbors > n: raise ValueError(f"n_neighbors={self.n_neighbors} > {n} training rows")
-        uniq, inv, sizes = _unique_rows(P)                          # the distinct patterns, lexicographic order
-        order = np.argsort(inv, kind="stable")                      # rows grouped by pattern, in index order
-        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-        k = self.n_neighbors
-        rank = np.arange(n) - np.repeat(starts, sizes)              # rank of each row inside its pattern
-        keep = rank < k
-        self._first_rows = np.full((len(uniq), k), n, dtype=np.int64)   # up to k lowest row indices per pattern
-        self._first_rows[inv[order][keep], rank[keep]] = order[keep]
-        self._sizes = sizes
-        self.unique_class_counts_ = np.bincount(inv * J + self._y, minlength=len(uniq) * J).reshape(len(uniq), J).astype(float)
-        self.unique_codes_ = uniq; self.n_unique_ = len(uniq)
-        self._keep = ~constant_coordinates(m, self.kind, self.complement)   # coordinates equal for every input add nothing
-        self._E = self._embed(uniq)
-        self._nn = NearestNeighbors(metric="manhattan", algorithm="brute", n_jobs=self.n_jobs).fit(self._E)
-        self.train_log_proba_ = log_proba_from_codes(m, uniq)[inv]   # row-wise: equal to the rows' own values
-        self.train_pred_ = np.argmax(self.train_log_proba_, axis=1)
-        return self
+        return self.model_
 
-    def _embed(self, P):
-        "Embedding of encoded rows without the coordinates that are constant (e.g. zero-weight variables)."
-        E = embedding_from_codes(self.model_, P, self.kind, self.complement)[:, self._keep]
-        return E if E.shape[1] else np.zeros((len(P), 1))
+# %% ../../nbs/14_neighbors.ipynb #0d3e72e6
+@patch
+def _index_patterns(self: _KNNIndex, P) -> np.ndarray:
+    "Index the distinct rows of the encoded training rows P (their sizes, class counts, first k rows); each row's pattern."
+    n, J = len(P), len(self.classes_)
+    uniq, inv, sizes = _unique_rows(P)                          # the distinct patterns, lexicographic order
+    order = np.argsort(inv, kind="stable")                      # rows grouped by pattern, in index order
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    k = self.n_neighbors
+    rank = np.arange(n) - np.repeat(starts, sizes)              # rank of each row inside its pattern
+    keep = rank < k
+    self._first_rows = np.full((len(uniq), k), n, dtype=np.int64)   # up to k lowest row indices per pattern
+    self._first_rows[inv[order][keep], rank[keep]] = order[keep]
+    self._sizes = sizes
+    self.unique_class_counts_ = np.bincount(inv * J + self._y, minlength=len(uniq) * J).reshape(len(uniq), J).astype(float)
+    self.unique_codes_ = uniq; self.n_unique_ = len(uniq)
+    return inv
 
-    def embed(self, X) -> np.ndarray:
-        "(n, D) the rows of X in the searched space (the embedding without its constant coordinates): ℓ1 there is d_kind."
-        check_is_fitted(self, "model_")
-        return self._embed(encode(self.model_, X))
+# %% ../../nbs/14_neighbors.ipynb #bb76cda9
+@patch
+def _embed(self: _KNNIndex, P):
+    "Embedding of encoded rows without the coordinates that are constant (e.g. zero-weight variables)."
+    E = embedding_from_codes(self.model_, P, self.kind, self.complement)[:, self._keep]
+    return E if E.shape[1] else np.zeros((len(P), 1))
 
-# %% ../../nbs/14_neighbors.ipynb #320c90d6
+@patch
+def embed(self: _KNNIndex, X) -> np.ndarray:
+    "(n, D) the rows of X in the searched space (the embedding without its constant coordinates): ℓ1 there is d_kind."
+    check_is_fitted(self, "model_")
+    return self._embed(encode(self.model_, X))
+
+# %% ../../nbs/14_neighbors.ipynb #d5f6acc8
+@patch
+def fit(self: _KNNIndex, X, y):
+    "Fit the model on (X, y), embed and index the distinct encoded training rows."
+    validate_params(self)
+    m = self._fit_model(X, y)
+    P = encode(m, X)                                            # checks the model and X
+    y = check_target(y, len(P))
+    if self.prefit:
+        unknown = set(pd.unique(np.asarray(y))) - set(m.classes_)
+        if unknown: raise ValueError(f"y has labels {sorted(map(str, unknown))} unknown to the prefitted model")
+    self.classes_ = m.classes_; self.n_features_in_ = m.n_features_in_
+    if hasattr(m, "feature_names_in_"): self.feature_names_in_ = m.feature_names_in_
+    self._y = np.searchsorted(self.classes_, np.asarray(y)).reshape(len(P))
+    if self.n_neighbors > len(P): raise ValueError(f"n_neighbors={self.n_neighbors} > {len(P)} training rows")
+    inv = self._index_patterns(P)
+    self._keep = ~constant_coordinates(m, self.kind, self.complement)   # coordinates equal for every input add nothing
+    self._E = self._embed(self.unique_codes_)
+    self._nn = NearestNeighbors(metric="manhattan", algorithm="brute", n_jobs=self.n_jobs).fit(self._E)
+    self.train_log_proba_ = log_proba_from_codes(m, self.unique_codes_)[inv]   # row-wise: equal to the rows' own values
+    self.train_pred_ = np.argmax(self.train_log_proba_, axis=1)
+    return self
+
+# %% ../../nbs/14_neighbors.ipynb #9bbcde87
 class _KNNSearch(_KNNIndex):
     "The neighbour search over the patterns, extended until the tie groups that matter are complete; `kneighbors`."
-    def _query(self, X):
-        "Distances d and tuple ids t (n, K) of the nearest distinct training tuples, and the k-th distance dk (n,)."
-        check_is_fitted(self, "model_")
-        P = encode(self.model_, X)
-        Pu, back = np.unique(P, axis=0, return_inverse=True)       # identical test rows are searched once
-        d, t, dk = self._query_parts(Pu)
-        back = back.ravel()
-        return d[back], t[back], dk[back]
-
     def _query_parts(self, P):
+        "Distances d and pattern ids t (n, K) of the nearest patterns of encoded rows P, K grown until complete; the k-th distance dk."
         E = self._embed(P)
         U = self.n_unique_; k = self.n_neighbors
         K = min(U, k + 8)
@@ -183,18 +194,30 @@ class _KNNSearch(_KNNIndex):
             d = np.hstack([d, np.full((len(d), pad), np.inf)]); t = np.hstack([t, np.zeros((len(t), pad), dtype=t.dtype)])
             d[short], t[short] = d2, t2
 
-    def kneighbors(self, X) -> tuple[np.ndarray, np.ndarray]:
-        "(dist, ind), both (n, k): the k nearest training rows under the lowest-index tie rule."
-        d, t, dk = self._query(X)
-        k = self.n_neighbors; n, K = d.shape
-        rows = self._first_rows[t]                                   # (n, K, k)
-        dd = np.repeat(d[:, :, None], k, axis=2).reshape(n, -1); rr = rows.reshape(n, -1)
-        dd = np.where(rr >= len(self._y), np.inf, dd)
-        o = np.argsort(dd, axis=1, kind="stable"); dd = np.take_along_axis(dd, o, 1); rr = np.take_along_axis(rr, o, 1)
-        grp = _tie_groups(dd)                                         # padded slots sort last
-        key = grp.astype(float) * (len(self._y) + 1) + rr            # (group, row index) in one sortable key
-        o = np.argsort(key, axis=1, kind="stable")[:, :k]
-        return np.take_along_axis(dd, o, 1), np.take_along_axis(rr, o, 1)
+# %% ../../nbs/14_neighbors.ipynb #162aae0d
+@patch
+def _query(self: _KNNSearch, X):
+    "Distances d and tuple ids t (n, K) of the nearest distinct training tuples, and the k-th distance dk (n,)."
+    check_is_fitted(self, "model_")
+    P = encode(self.model_, X)
+    Pu, back = np.unique(P, axis=0, return_inverse=True)       # identical test rows are searched once
+    d, t, dk = self._query_parts(Pu)
+    back = back.ravel()
+    return d[back], t[back], dk[back]
+
+@patch
+def kneighbors(self: _KNNSearch, X) -> tuple[np.ndarray, np.ndarray]:
+    "(dist, ind), both (n, k): the k nearest training rows under the lowest-index tie rule."
+    d, t, dk = self._query(X)
+    k = self.n_neighbors; n, K = d.shape
+    rows = self._first_rows[t]                                   # (n, K, k)
+    dd = np.repeat(d[:, :, None], k, axis=2).reshape(n, -1); rr = rows.reshape(n, -1)
+    dd = np.where(rr >= len(self._y), np.inf, dd)
+    o = np.argsort(dd, axis=1, kind="stable"); dd = np.take_along_axis(dd, o, 1); rr = np.take_along_axis(rr, o, 1)
+    grp = _tie_groups(dd)                                         # padded slots sort last
+    key = grp.astype(float) * (len(self._y) + 1) + rr            # (group, row index) in one sortable key
+    o = np.argsort(key, axis=1, kind="stable")[:, :k]
+    return np.take_along_axis(dd, o, 1), np.take_along_axis(rr, o, 1)
 
 # %% ../../nbs/14_neighbors.ipynb #82ad30d3
 class _KNNVotes(_KNNSearch):
@@ -217,7 +240,7 @@ class _KNNVotes(_KNNSearch):
         check_is_fitted(self, "model_")
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
-# %% ../../nbs/14_neighbors.ipynb #0d0912ca
+# %% ../../nbs/14_neighbors.ipynb #9ac89262
 class SupervisedKNeighborsClassifier(_KNNVotes):
     """k-NN in the ℓ1 geometry induced by a naive Bayes.
 
@@ -244,14 +267,16 @@ class SupervisedKNeighborsClassifier(_KNNVotes):
                 dist[:, j] = _search(nn, E, 1, self.n_jobs)[0][:, 0]
         return dist
 
-    def tie_summary(self, X) -> dict:
-        "Share of rows of X with several training rows at the k-th neighbour distance, and with conflicting labels among them."
-        d, t, dk = self._query(X)
-        inside = d <= (dk + _TOL * (1 + dk))[:, None]
-        n_rows = (inside * self._sizes[t]).sum(axis=1)
-        labels = (np.einsum("nk,nkj->nj", inside.astype(float), self.unique_class_counts_[t]) > 0).sum(axis=1)
-        return {"tied": float((n_rows > self.n_neighbors).mean()), "conflicting": float((labels > 1).mean()),
-                "exact_duplicate": float((d[:, 0] == 0).mean())}
+# %% ../../nbs/14_neighbors.ipynb #ce658068
+@patch
+def tie_summary(self: SupervisedKNeighborsClassifier, X) -> dict:
+    "Share of rows of X with several training rows at the k-th neighbour distance, and with conflicting labels among them."
+    d, t, dk = self._query(X)
+    inside = d <= (dk + _TOL * (1 + dk))[:, None]
+    n_rows = (inside * self._sizes[t]).sum(axis=1)
+    labels = (np.einsum("nk,nkj->nj", inside.astype(float), self.unique_class_counts_[t]) > 0).sum(axis=1)
+    return {"tied": float((n_rows > self.n_neighbors).mean()), "conflicting": float((labels > 1).mean()),
+            "exact_duplicate": float((d[:, 0] == 0).mean())}
 
 # %% ../../nbs/14_neighbors.ipynb #100b0417
 def _fitted_knn(knn):

@@ -18,6 +18,7 @@ from ..explainers.pipelines import RawColumns
 from .classifier import WeightedNaiveBayes, gather_tables
 from .sklearn_models import COMPLEMENTS, OUTPUTS, _AdditiveView, check_naive_bayes
 from ..validation import PER_FEATURE_STEPS, StrOptions, check_features, check_params, column_names, pipeline_parts
+from ..literate import patch
 
 # %% auto #0
 __all__ = ['explain', 'complement_log_tables', 'log_odds_tables', 'term_tables', 'part_frequencies', 'shapley_tables',
@@ -122,7 +123,7 @@ class _PartTables:
         if not self.tables: return np.zeros((0, self.n_classes))
         return np.stack([f @ t for f, t in zip(frequencies, self.tables)])
 
-# %% ../../nbs/12_shapley.ipynb #94347278
+# %% ../../nbs/12_shapley.ipynb #0fc71ec2
 class WeightedNaiveBayesView(_AdditiveView):
     """The terms adapter of a fitted `WeightedNaiveBayes`: the interface of scikit-learn's `NaiveBayesView`
     (`check`, `terms`, `evaluate`, `expected`, `explained`, `joint_log_proba`) on the model's part indices, its
@@ -146,18 +147,21 @@ class WeightedNaiveBayesView(_AdditiveView):
         "(n, J) the model's own joint log-likelihood of rows recoded as part indices."
         return self.model.joint_log_proba_from_parts(P)
 
-    def terms(self, output: str = "log_odds", complement: str = "pooled"):
-        "The per-variable terms of `output` (`_PartTables`) and its constant (J,): prior log-odds, or the class log-prior, centred or not."
-        tables = _PartTables(term_tables(self.model, output, complement), self.n_classes)
-        if output == "log_odds": return tables, prior_log_odds(self.model)
-        prior = self.model.class_log_prior_.astype(float)
-        return tables, prior if output == "joint_log_likelihood" else prior - prior.mean()
+# %% ../../nbs/12_shapley.ipynb #12ee4aec
+@patch
+def terms(self: WeightedNaiveBayesView, output: str = "log_odds", complement: str = "pooled"):
+    "The per-variable terms of `output` (`_PartTables`) and its constant (J,): prior log-odds, or the class log-prior, centred or not."
+    tables = _PartTables(term_tables(self.model, output, complement), self.n_classes)
+    if output == "log_odds": return tables, prior_log_odds(self.model)
+    prior = self.model.class_log_prior_.astype(float)
+    return tables, prior if output == "joint_log_likelihood" else prior - prior.mean()
 
-    def expected(self, terms, background=None) -> np.ndarray:
-        "(M, J) E_b[t_m(b_m)] under the training marginals, or under the part frequencies of the `background` rows."
-        return terms.under(self.frequencies if background is None else part_frequencies(self.model, background))
+@patch
+def expected(self: WeightedNaiveBayesView, terms, background=None) -> np.ndarray:
+    "(M, J) E_b[t_m(b_m)] under the training marginals, or under the part frequencies of the `background` rows."
+    return terms.under(self.frequencies if background is None else part_frequencies(self.model, background))
 
-
+# %% ../../nbs/12_shapley.ipynb #cab063f2
 def naive_bayes_view(model):
     """The view of a fitted naive Bayes through which every part-A function reads it: a `WeightedNaiveBayesView`
     or a scikit-learn model's `NaiveBayesView`; a `TypeError` or `NotFittedError` naming `model` for anything else."""
@@ -315,7 +319,7 @@ def _check_precision(values, base, names, model):
                      f"they add up to is {float(np.abs(values.sum(axis=1) + base)[bad].max()):.3g}: float64 cannot add "
                      "them up, so no explanation of this model holds in this arithmetic")
 
-# %% ../../nbs/12_shapley.ipynb #9c7bd870
+# %% ../../nbs/12_shapley.ipynb #b859c540
 class _GaussianServing:
     """The serving path of a binary `GaussianNB` explaining its log-odds (the most common case of serving): a DataFrame
     with the model's columns, or an array, read straight into a matrix, and its class's column of terms computed
@@ -334,29 +338,31 @@ class _GaussianServing:
         self._names_t = tuple(self.names)
         self._method_info = {**self.info, "class": _label(self.final.classes_[1])}
 
-    def _gaussian_log_odds(self, X):
-        "The explanation of the rows X on the serving path, or None where the general path must decide."
-        names = getattr(self.final, "feature_names_in_", None)
-        if isinstance(X, pd.DataFrame):
-            if names is None or len(X.columns) != len(names) or not all(str(a) == b for a, b in zip(X.columns, self.names)): return None
-            A, data = X.to_numpy(), X
-        elif isinstance(X, np.ndarray) and names is None: A, data = X, None
-        else: return None
-        if A.ndim != 2 or A.shape[1] != len(self.names) or A.dtype.kind not in "fiu": return None
-        A = A.astype(float, copy=False)
-        (mu1, v1, L1), (mu0, v0, L0) = self._gaussian
-        t = np.subtract(A, mu1); np.square(t, out=t); np.divide(t, v1, out=t); np.subtract(L1, t, out=t)   # t_1(x)
-        u = np.subtract(A, mu0); np.square(u, out=u); np.divide(u, v0, out=u); np.subtract(L0, u, out=u)   # t_0(x)
-        np.subtract(t, u, out=t); np.subtract(t, self._e1, out=t)                                            # phi(x)
-        b = self.base[1]
-        mag = np.abs(t, out=u).sum(axis=1) + abs(b)
-        if not np.isfinite(mag).all() or _imprecise(mag, t.sum(axis=1) + b, A.shape[1]).any():
-            return None                                            # the general path names the column or the cause
-        if data is None: data = pd.DataFrame(A, columns=self.names)
-        return Explanation._checked(values=t, base_values=np.full(len(A), b), data=data, feature_names=self._names_t,
-                                    output=self.text, method="analytic interventional Shapley values", info=dict(self._method_info))
+# %% ../../nbs/12_shapley.ipynb #dfb3432b
+@patch
+def _gaussian_log_odds(self: _GaussianServing, X):
+    "The explanation of the rows X on the serving path, or None where the general path must decide."
+    names = getattr(self.final, "feature_names_in_", None)
+    if isinstance(X, pd.DataFrame):
+        if names is None or len(X.columns) != len(names) or not all(str(a) == b for a, b in zip(X.columns, self.names)): return None
+        A, data = X.to_numpy(), X
+    elif isinstance(X, np.ndarray) and names is None: A, data = X, None
+    else: return None
+    if A.ndim != 2 or A.shape[1] != len(self.names) or A.dtype.kind not in "fiu": return None
+    A = A.astype(float, copy=False)
+    (mu1, v1, L1), (mu0, v0, L0) = self._gaussian
+    t = np.subtract(A, mu1); np.square(t, out=t); np.divide(t, v1, out=t); np.subtract(L1, t, out=t)   # t_1(x)
+    u = np.subtract(A, mu0); np.square(u, out=u); np.divide(u, v0, out=u); np.subtract(L0, u, out=u)   # t_0(x)
+    np.subtract(t, u, out=t); np.subtract(t, self._e1, out=t)                                            # phi(x)
+    b = self.base[1]
+    mag = np.abs(t, out=u).sum(axis=1) + abs(b)
+    if not np.isfinite(mag).all() or _imprecise(mag, t.sum(axis=1) + b, A.shape[1]).any():
+        return None                                            # the general path names the column or the cause
+    if data is None: data = pd.DataFrame(A, columns=self.names)
+    return Explanation._checked(values=t, base_values=np.full(len(A), b), data=data, feature_names=self._names_t,
+                                output=self.text, method="analytic interventional Shapley values", info=dict(self._method_info))
 
-# %% ../../nbs/12_shapley.ipynb #715af04e
+# %% ../../nbs/12_shapley.ipynb #744d3d6d
 class Prepared(_GaussianServing):
     """`explain(model, X, output=..., complement=..., background=...)` set up once for a model, so that a call
     computes only what depends on the rows: `Prepared(model, ...)(X)` equals `explain(model, X, ...)`. At set-up, each
@@ -384,17 +390,19 @@ class Prepared(_GaussianServing):
         self.text = output_text(self.output, final.classes_, complement)
         self._serve_gaussian()
 
-    def __call__(self, X) -> Explanation:
-        "The explanation of the rows X (as `explain` gives it)."
-        if self._gaussian is not None:
-            e = self._gaussian_log_odds(X)
-            if e is not None: return e
-        X = _dense(self.model, X)
-        Xt = _through(self.model, self.columns, X, "X") if self.pipeline else X
-        values = self.view.evaluate(self.terms, self.view.check(Xt)) - self.expected
-        _check_precision(values, self.base, self.names, self.final)
-        return class_explanation(values, self.base, self.final.classes_, output=self.text, data=_raw_rows(self.model, X, self.names),
-                                 feature_names=self.names, method="analytic interventional Shapley values", info=dict(self.info))
+# %% ../../nbs/12_shapley.ipynb #df9223c1
+@patch
+def __call__(self: Prepared, X) -> Explanation:
+    "The explanation of the rows X (as `explain` gives it)."
+    if self._gaussian is not None:
+        e = self._gaussian_log_odds(X)
+        if e is not None: return e
+    X = _dense(self.model, X)
+    Xt = _through(self.model, self.columns, X, "X") if self.pipeline else X
+    values = self.view.evaluate(self.terms, self.view.check(Xt)) - self.expected
+    _check_precision(values, self.base, self.names, self.final)
+    return class_explanation(values, self.base, self.final.classes_, output=self.text, data=_raw_rows(self.model, X, self.names),
+                             feature_names=self.names, method="analytic interventional Shapley values", info=dict(self.info))
 
 # %% ../../nbs/12_shapley.ipynb #b3f04452
 def explain(model,  # a fitted WeightedNaiveBayes, GaussianNB, CategoricalNB, BernoulliNB, MultinomialNB or ComplementNB, or a Pipeline of per-feature steps ending in one

@@ -15,6 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .classifier import WeightedNaiveBayes
 from ..validation import check_features, column_names
+from ..literate import patch
 
 
 # %% auto #0
@@ -133,7 +134,7 @@ class _TermEvaluation:
                              "a probability of 0 under alpha=0)")
         return out
 
-# %% ../../nbs/15_sklearn_naive_bayes.ipynb #4cd3ad0f
+# %% ../../nbs/15_sklearn_naive_bayes.ipynb #d7a5d616
 class _AdditiveView(_TermEvaluation):
     """What every view of a naive Bayes computes from its per-feature terms, whatever the model: a subclass gives
     `check(X, name)` (the checked rows the terms read), `terms(output, complement)` (the terms, a callable
@@ -156,17 +157,19 @@ class _AdditiveView(_TermEvaluation):
         B = self.check(background, name="background")
         return self.evaluate(terms, B, name="background").mean(axis=0)
 
-    def explained(self, A, output: str, complement: str = "pooled") -> np.ndarray:
-        """(n, K) the output the values explain at the checked rows A: the one-vs-rest log-odds from the terms, or
-        the model's own joint log-likelihood (centred, or its binary logit, when `logit_from_model`)."""
-        if output == "log_odds" and not (self.n_classes == 2 and self.logit_from_model):
-            terms, const = self.terms("log_odds", complement)
-            return const + self.evaluate(terms, A).sum(axis=1)
-        jll = self.joint_log_proba(A)
-        if output == "log_odds":
-            r = jll[:, 1] - jll[:, 0]
-            return np.stack([-r, r], axis=1)
-        return jll if output == "joint_log_likelihood" else jll - jll.mean(axis=1, keepdims=True)
+# %% ../../nbs/15_sklearn_naive_bayes.ipynb #791922ee
+@patch
+def explained(self: _AdditiveView, A, output: str, complement: str = "pooled") -> np.ndarray:
+    """(n, K) the output the values explain at the checked rows A: the one-vs-rest log-odds from the terms, or
+    the model's own joint log-likelihood (centred, or its binary logit, when `logit_from_model`)."""
+    if output == "log_odds" and not (self.n_classes == 2 and self.logit_from_model):
+        terms, const = self.terms("log_odds", complement)
+        return const + self.evaluate(terms, A).sum(axis=1)
+    jll = self.joint_log_proba(A)
+    if output == "log_odds":
+        r = jll[:, 1] - jll[:, 0]
+        return np.stack([-r, r], axis=1)
+    return jll if output == "joint_log_likelihood" else jll - jll.mean(axis=1, keepdims=True)
 
 # %% ../../nbs/15_sklearn_naive_bayes.ipynb #09301157
 class _SklearnInputs:
@@ -195,7 +198,7 @@ class _SklearnInputs:
         names = getattr(self.model, "feature_names_in_", None)
         return self.model.predict_joint_log_proba(A if names is None else pd.DataFrame(A, columns=names))
 
-# %% ../../nbs/15_sklearn_naive_bayes.ipynb #96650063
+# %% ../../nbs/15_sklearn_naive_bayes.ipynb #acd289f5
 class _SklearnSummaries:
     "The class terms and training summaries of each family of scikit-learn naive Bayes (a part of `_SklearnModel`)."
     def _read_gaussian(self, model):
@@ -209,25 +212,27 @@ class _SklearnSummaries:
         self.class_terms = _Table([t.T for t in model.feature_log_prob_])
         self.frequencies = [c.sum(axis=0) / c.sum() for c in model.category_count_]
 
-    def _read_discrete(self, model, count):
-        "Bernoulli, multinomial and complement naive Bayes: affine terms in the feature values."
-        M, K = self.n_features, self.n_classes
-        self.log_prior = model.class_log_prior_
-        flp = model.feature_log_prob_
-        if isinstance(model, BernoulliNB):
-            over = flp > 0                                     # p > 1: the rows were not 0/1
-            if over.any():
-                k, m = np.argwhere(over)[0]
-                raise ValueError(f"model: this BernoulliNB(binarize={model.binarize!r}) was fitted on values other than 0 and 1 "
-                                 f"(counts?): its probability of feature {self.feature_names[m]!r} in class {np.asarray(model.classes_)[k].tolist()!r} "
-                                 f"is {np.exp(flp[k, m]):.3g} > 1, so it is no Bernoulli model and has no terms to explain; "
-                                 "fit it with binarize= a threshold (e.g. 0.0), or use MultinomialNB for counts")
-            neg = np.log(1 - np.exp(flp))                      # as scikit-learn computes it
-            self.class_terms = _Affine((flp - neg).T, neg.T)
-        else:
-            self.class_terms = _Affine(flp.T, np.zeros((M, K)))
-        self.constant = np.zeros(K) if isinstance(model, ComplementNB) and K > 1 else model.class_log_prior_
-        self.mean = model.feature_count_.sum(axis=0) / count.sum()
+# %% ../../nbs/15_sklearn_naive_bayes.ipynb #1f3a6efb
+@patch
+def _read_discrete(self: _SklearnSummaries, model, count):
+    "Bernoulli, multinomial and complement naive Bayes: affine terms in the feature values."
+    M, K = self.n_features, self.n_classes
+    self.log_prior = model.class_log_prior_
+    flp = model.feature_log_prob_
+    if isinstance(model, BernoulliNB):
+        over = flp > 0                                     # p > 1: the rows were not 0/1
+        if over.any():
+            k, m = np.argwhere(over)[0]
+            raise ValueError(f"model: this BernoulliNB(binarize={model.binarize!r}) was fitted on values other than 0 and 1 "
+                             f"(counts?): its probability of feature {self.feature_names[m]!r} in class {np.asarray(model.classes_)[k].tolist()!r} "
+                             f"is {np.exp(flp[k, m]):.3g} > 1, so it is no Bernoulli model and has no terms to explain; "
+                             "fit it with binarize= a threshold (e.g. 0.0), or use MultinomialNB for counts")
+        neg = np.log(1 - np.exp(flp))                      # as scikit-learn computes it
+        self.class_terms = _Affine((flp - neg).T, neg.T)
+    else:
+        self.class_terms = _Affine(flp.T, np.zeros((M, K)))
+    self.constant = np.zeros(K) if isinstance(model, ComplementNB) and K > 1 else model.class_log_prior_
+    self.mean = model.feature_count_.sum(axis=0) / count.sum()
 
 # %% ../../nbs/15_sklearn_naive_bayes.ipynb #5c0aab50
 class _SklearnModel(_SklearnInputs, _SklearnSummaries, _AdditiveView):
@@ -283,40 +288,53 @@ class _ComplementWeights:
         "counts (K, ...) -> (K, ...) the counts of the other classes (total minus the class's own)."
         return lambda c: np.asarray(c, dtype=float).sum(axis=0, keepdims=True) - np.asarray(c, dtype=float)
 
-# %% ../../nbs/15_sklearn_naive_bayes.ipynb #158877f2
+# %% ../../nbs/15_sklearn_naive_bayes.ipynb #87a82b5e
 class _SklearnComplements(_ComplementWeights):
     "The complement of each class as a model of the other classes (three classes or more), pooled or their mixture."
     def _complement(self, complement: str):
         "The complement's per-feature term for every class (three classes or more)."
-        model, W = self.model, self._mixture_weights()
+        model = self.model
         if isinstance(model, ComplementNB):
             raise ValueError("output='log_odds' is not additive for a ComplementNB with more than two classes: its "
                              "scores hold no class-conditional distribution to build a complement from; "
                              "explain output='joint_log_likelihood' (its own scores) instead")
-        if isinstance(model, GaussianNB):
-            if complement == "mixture": return _GaussianMixture(W, model.theta_, model.var_)
-            w_, theta, s2 = self.moments
-            Wp = self._pooled_weights()                            # (K, R): N_r / (N - N_k), r != k
-            mu = Wp @ theta                                        # (K, M)
-            var = Wp @ s2 + np.einsum("kr,krm->km", Wp, (theta[None] - mu[:, None]) ** 2) + model.epsilon_
-            return _Quadratic(mu.T, var.T)
-        if complement == "mixture":
-            if isinstance(model, CategoricalNB):
-                return _Table([np.log(W @ np.exp(t)).T for t in model.feature_log_prob_])
-            p = W @ np.exp(model.feature_log_prob_)                # (K, M)
-        else:
-            alpha, other = _alpha(model), self._other_counts()
-            if isinstance(model, CategoricalNB):
-                return _Table([np.log((other(c) + alpha) / (other(c) + alpha).sum(axis=1, keepdims=True)).T
-                               for c in model.category_count_])
-            fc = other(model.feature_count_)
-            if isinstance(model, BernoulliNB):
-                p = (fc + alpha) / (other(model.class_count_[:, None]) + 2 * alpha)
-            else:
-                p = (fc + alpha) / (fc + alpha).sum(axis=1, keepdims=True)
+        if isinstance(model, GaussianNB): return self._gaussian_complement(complement)
+        return self._discrete_complement(complement)
+
+# %% ../../nbs/15_sklearn_naive_bayes.ipynb #c5c636ad
+@patch
+def _gaussian_complement(self: _SklearnComplements, complement: str):
+    "A GaussianNB's complement: the mixture of the other classes' Gaussians, or one Gaussian of their pooled moments."
+    model, W = self.model, self._mixture_weights()
+    if complement == "mixture": return _GaussianMixture(W, model.theta_, model.var_)
+    w_, theta, s2 = self.moments
+    Wp = self._pooled_weights()                            # (K, R): N_r / (N - N_k), r != k
+    mu = Wp @ theta                                        # (K, M)
+    var = Wp @ s2 + np.einsum("kr,krm->km", Wp, (theta[None] - mu[:, None]) ** 2) + model.epsilon_
+    return _Quadratic(mu.T, var.T)
+
+# %% ../../nbs/15_sklearn_naive_bayes.ipynb #5e71243c
+@patch
+def _discrete_complement(self: _SklearnComplements, complement: str):
+    "A categorical, Bernoulli or multinomial NB's complement: the mixture of the other classes' tables, or the tables of their pooled counts."
+    model, W = self.model, self._mixture_weights()
+    if complement == "mixture":
+        if isinstance(model, CategoricalNB):
+            return _Table([np.log(W @ np.exp(t)).T for t in model.feature_log_prob_])
+        p = W @ np.exp(model.feature_log_prob_)                # (K, M)
+    else:
+        alpha, other = _alpha(model), self._other_counts()
+        if isinstance(model, CategoricalNB):
+            return _Table([np.log((other(c) + alpha) / (other(c) + alpha).sum(axis=1, keepdims=True)).T
+                           for c in model.category_count_])
+        fc = other(model.feature_count_)
         if isinstance(model, BernoulliNB):
-            return _Affine((np.log(p) - np.log(1 - p)).T, np.log(1 - p).T)
-        return _Affine(np.log(p).T, np.zeros((self.n_features, self.n_classes)))
+            p = (fc + alpha) / (other(model.class_count_[:, None]) + 2 * alpha)
+        else:
+            p = (fc + alpha) / (fc + alpha).sum(axis=1, keepdims=True)
+    if isinstance(model, BernoulliNB):
+        return _Affine((np.log(p) - np.log(1 - p)).T, np.log(1 - p).T)
+    return _Affine(np.log(p).T, np.zeros((self.n_features, self.n_classes)))
 
 # %% ../../nbs/15_sklearn_naive_bayes.ipynb #08cf656d
 class _SklearnTerms(_SklearnComplements):

@@ -19,6 +19,7 @@ from .criteria import (_disc_partition_cost, _group_partition_cost,
                                                     _modl2006_disc_pcost, _part_costs)
 from .search import (_khiops_group_partition_cost, greedy_discretization,
                                                   khiops_discretization, modl_grouping)
+from ...literate import patch
 from ...validation import Interval as _Between, StrOptions, column_names, validate_params
 
 # %% auto #0
@@ -230,7 +231,7 @@ def _check_finite(x: np.ndarray, names, m) -> None:
         raise ValueError(f"column {_name(names, m)} holds infinite values; MODL reads numbers and missing values "
                          "(NaN), not +-inf")
 
-# %% ../../../nbs/10c_modl_encoder.ipynb #d3d7e612
+# %% ../../../nbs/10c_modl_encoder.ipynb #efb70406
 class _MODLBase(TransformerMixin, BaseEstimator):
     "Shared fit/transform of the three transformers."
 
@@ -243,44 +244,48 @@ class _MODLBase(TransformerMixin, BaseEstimator):
         self.criterion = criterion
         self.attribute_cost = attribute_cost
 
-    def _fit_columns(self, cols, names, y, kinds):
-        self.classes_, yc = _encode_target(y)
-        if len(yc) != (len(cols[0]) if cols else len(yc)):
-            raise ValueError(f"X has {len(cols[0])} rows but y has {len(yc)}")
-        J = len(self.classes_)
-        M = len(cols)
-        ac = self.attribute_cost if self.attribute_cost is not None else (math.log(M) if M > 1 else 0.0)
-        numeric = [np.asarray(col, dtype=float) if kind == "numeric" else None for col, kind in zip(cols, kinds)]
-        for m, x in enumerate(numeric):
-            if x is not None: _check_finite(x, names, m)
-        self.fitted_ = [_fit_numeric(x, yc, J, self.criterion, ac) if x is not None
-                        else _fit_categorical(col, yc, J, self.criterion, ac) for x, col in zip(numeric, cols)]
-        f = self.fitted_
-        self.is_categorical_ = np.array([q.kind == "categorical" for q in f], dtype=bool)
-        self.n_parts_ = np.array([len(q.counts) for q in f], dtype=np.int64)
-        self.counts_ = [q.counts.astype(np.int64) for q in f]
-        self.partitions_ = [q.parts for q in f]
-        self.cost_ = np.array([q.cost for q in f], dtype=float)
-        self.null_cost_ = np.array([q.null_cost for q in f], dtype=float)
-        self.level_ = np.array([q.level for q in f], dtype=float)
-        self.informative_ = self.n_parts_ > 1
-        return self
-
-    def _transform_columns(self, cols, names):
-        out = np.empty((len(cols[0]) if cols else 0, len(cols)), dtype=np.int64)
-        for m, (f, col) in enumerate(zip(self.fitted_, cols)):
-            if f.kind == "numeric":
-                x = np.asarray(col, dtype=float); _check_finite(x, names, m)
-                out[:, m] = _transform_numeric(f, x)
-            else: out[:, m] = _transform_categorical(f, col)
-        return out
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = True
         tags.input_tags.allow_nan = True
         tags.transformer_tags.preserves_dtype = []  # the output is int64 part indices
         return tags
+
+# %% ../../../nbs/10c_modl_encoder.ipynb #66a28b60
+@patch
+def _fit_columns(self: _MODLBase, cols, names, y, kinds):
+    self.classes_, yc = _encode_target(y)
+    if len(yc) != (len(cols[0]) if cols else len(yc)):
+        raise ValueError(f"X has {len(cols[0])} rows but y has {len(yc)}")
+    J = len(self.classes_)
+    M = len(cols)
+    ac = self.attribute_cost if self.attribute_cost is not None else (math.log(M) if M > 1 else 0.0)
+    numeric = [np.asarray(col, dtype=float) if kind == "numeric" else None for col, kind in zip(cols, kinds)]
+    for m, x in enumerate(numeric):
+        if x is not None: _check_finite(x, names, m)
+    self.fitted_ = [_fit_numeric(x, yc, J, self.criterion, ac) if x is not None
+                    else _fit_categorical(col, yc, J, self.criterion, ac) for x, col in zip(numeric, cols)]
+    f = self.fitted_
+    self.is_categorical_ = np.array([q.kind == "categorical" for q in f], dtype=bool)
+    self.n_parts_ = np.array([len(q.counts) for q in f], dtype=np.int64)
+    self.counts_ = [q.counts.astype(np.int64) for q in f]
+    self.partitions_ = [q.parts for q in f]
+    self.cost_ = np.array([q.cost for q in f], dtype=float)
+    self.null_cost_ = np.array([q.null_cost for q in f], dtype=float)
+    self.level_ = np.array([q.level for q in f], dtype=float)
+    self.informative_ = self.n_parts_ > 1
+    return self
+
+# %% ../../../nbs/10c_modl_encoder.ipynb #2dc909b1
+@patch
+def _transform_columns(self: _MODLBase, cols, names):
+    out = np.empty((len(cols[0]) if cols else 0, len(cols)), dtype=np.int64)
+    for m, (f, col) in enumerate(zip(self.fitted_, cols)):
+        if f.kind == "numeric":
+            x = np.asarray(col, dtype=float); _check_finite(x, names, m)
+            out[:, m] = _transform_numeric(f, x)
+        else: out[:, m] = _transform_categorical(f, col)
+    return out
 
 # %% ../../../nbs/10c_modl_encoder.ipynb #decb49ef
 class MODLDiscretizer(_MODLBase):
@@ -328,10 +333,11 @@ class MODLGrouper(_MODLBase):
         X = np.asarray(validate_data(self, X, reset=False, ensure_all_finite=False, dtype=None), dtype=object)
         return self._transform_columns([X[:, m] for m in range(X.shape[1])], getattr(self, "feature_names_in_", None))
 
-# %% ../../../nbs/10c_modl_encoder.ipynb #851f4a10
+# %% ../../../nbs/10c_modl_encoder.ipynb #6e8a92e4
 def _is_categorical_column(s: pd.Series) -> bool:
     return not pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s)
 
+# %% ../../../nbs/10c_modl_encoder.ipynb #00517ac8
 class MODLEncoder(_MODLBase):
     """MODL recoding of every column of a DataFrame: numeric columns are discretized, the others
     (category, object, string, bool) grouped, as Khiops does.
@@ -342,40 +348,6 @@ class MODLEncoder(_MODLBase):
     `transform(X)` -> (n, M) int64 part indices, never -1 (missing values and unseen categories go where
     Khiops sends them); DataFrame columns are matched by name. +-inf and duplicate column names are refused.
     """
-    def _columns(self, X, reset):
-        if isinstance(X, pd.DataFrame):
-            _check_unique_names(X.columns)
-            if reset:
-                self.feature_names_in_ = np.asarray([str(c) for c in X.columns], dtype=object)
-                self.n_features_in_ = X.shape[1]
-                kinds = ["categorical" if _is_categorical_column(X[c]) else "numeric" for c in X.columns]
-                return [X[c] if k == "categorical" else X[c].to_numpy(dtype=float, na_value=np.nan)
-                        for c, k in zip(X.columns, kinds)], kinds
-            names = {str(c): c for c in X.columns}
-            missing = [n for n in self.feature_names_in_ if n not in names]
-            if missing: raise ValueError(f"X is missing column(s) {missing} seen in fit")
-            cols = []
-            for n, cat in zip(self.feature_names_in_, self.is_categorical_):
-                s = X[names[n]]
-                if cat: cols.append(s)
-                else:
-                    try: cols.append(s.to_numpy(dtype=float, na_value=np.nan))
-                    except (TypeError, ValueError) as e:
-                        raise ValueError(f"column {n!r} was numeric in fit but cannot be read as numbers") from e
-            return cols, None
-        X = validate_data(self, X, reset=reset, ensure_all_finite=False, dtype=float)
-        if reset: self.feature_names_in_ = np.asarray(column_names(X.shape[1]), dtype=object)
-        return [X[:, m] for m in range(X.shape[1])], ["numeric"] * X.shape[1]
-
-    def fit(self, X, y):
-        validate_params(self)
-        if isinstance(X, pd.DataFrame) and X.shape[1] == 0:
-            raise ValueError("X has no columns")
-        if isinstance(X, pd.DataFrame) and X.shape[0] == 0:
-            raise ValueError("X has no rows (0 samples)")
-        cols, kinds = self._columns(X, reset=True)
-        return self._fit_columns(cols, list(self.feature_names_in_), y, kinds)
-
     def transform(self, X):
         check_is_fitted(self)
         cols, _ = self._columns(X, reset=False)
@@ -384,3 +356,41 @@ class MODLEncoder(_MODLBase):
     def get_feature_names_out(self, input_features=None):
         check_is_fitted(self)
         return np.asarray(self.feature_names_in_, dtype=object)
+
+# %% ../../../nbs/10c_modl_encoder.ipynb #13fb1b21
+@patch
+def _columns(self: MODLEncoder, X, reset):
+    if isinstance(X, pd.DataFrame):
+        _check_unique_names(X.columns)
+        if reset:
+            self.feature_names_in_ = np.asarray([str(c) for c in X.columns], dtype=object)
+            self.n_features_in_ = X.shape[1]
+            kinds = ["categorical" if _is_categorical_column(X[c]) else "numeric" for c in X.columns]
+            return [X[c] if k == "categorical" else X[c].to_numpy(dtype=float, na_value=np.nan)
+                    for c, k in zip(X.columns, kinds)], kinds
+        names = {str(c): c for c in X.columns}
+        missing = [n for n in self.feature_names_in_ if n not in names]
+        if missing: raise ValueError(f"X is missing column(s) {missing} seen in fit")
+        cols = []
+        for n, cat in zip(self.feature_names_in_, self.is_categorical_):
+            s = X[names[n]]
+            if cat: cols.append(s)
+            else:
+                try: cols.append(s.to_numpy(dtype=float, na_value=np.nan))
+                except (TypeError, ValueError) as e:
+                    raise ValueError(f"column {n!r} was numeric in fit but cannot be read as numbers") from e
+        return cols, None
+    X = validate_data(self, X, reset=reset, ensure_all_finite=False, dtype=float)
+    if reset: self.feature_names_in_ = np.asarray(column_names(X.shape[1]), dtype=object)
+    return [X[:, m] for m in range(X.shape[1])], ["numeric"] * X.shape[1]
+
+# %% ../../../nbs/10c_modl_encoder.ipynb #2c68c138
+@patch
+def fit(self: MODLEncoder, X, y):
+    validate_params(self)
+    if isinstance(X, pd.DataFrame) and X.shape[1] == 0:
+        raise ValueError("X has no columns")
+    if isinstance(X, pd.DataFrame) and X.shape[0] == 0:
+        raise ValueError("X has no rows (0 samples)")
+    cols, kinds = self._columns(X, reset=True)
+    return self._fit_columns(cols, list(self.feature_names_in_), y, kinds)
