@@ -98,6 +98,7 @@ def accepts_nan(model) -> bool:
         return bool(get_tags(model).input_tags.allow_nan)
     except Exception: return False
 
+# %% ../nbs/08i_reading.ipynb #ccd118b0
 def is_fitted(model) -> bool:
     "Whether `validation.check_fitted` accepts the model (steps of a pipeline included); never raises for a fitted duck type."
     from sklearn.exceptions import NotFittedError

@@ -59,6 +59,7 @@ def output_dir(kind: str,  # what is written, e.g. "demo", "quick/part-a"
     path = Path(path); path.mkdir(parents=True, exist_ok=True)
     return path
 
+# %% ../nbs/02_runner.ipynb #5ee33c68
 def default_cache_dir() -> Path:
     "Default cache of experiment results: `.cache/` of the checkout, else `~/.cache/xai_geometry`."
     if os.environ.get("XAI_GEOMETRY_CACHE"): return Path(os.environ["XAI_GEOMETRY_CACHE"])

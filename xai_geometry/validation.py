@@ -317,7 +317,7 @@ def rbf_gamma(model) -> float | None:
     if gamma is None: gamma = 1.0 / model.n_features_in_
     return float(gamma)
 
-
+# %% ../nbs/08a_validation.ipynb #0efb2310
 def check_points(net,  # a fitted estimator or network (reads n_features_in_, feature_names_in_)
                  X, name: str = "X") -> np.ndarray:
     "X as a float (n, d) array in the fitted column order (`validation.check_features`); errors name the argument."
@@ -326,7 +326,6 @@ def check_points(net,  # a fitted estimator or network (reads n_features_in_, fe
     except (ValueError, TypeError) as e:
         if re.search(rf"\b{re.escape(name)}\b", str(e)): raise
         raise type(e)(f"{name}: {e}") from None
-
 
 # %% ../nbs/08a_validation.ipynb #a5r0w5e1
 def as_rows(X):

@@ -86,7 +86,7 @@ def _a_bound4(t):
         f"{d} (J = {b['J']}): {'holds' if ok[d] else 'fails'} on the {b['pairs']:,} pairs, largest Δ1 / d_global {np.nanmax(b['true'] / np.where(b['glob'] > 0, b['glob'], np.nan)):.2f}"
         for d, b in B.items()) + " (slack 1e-9)"))
 
-
+# %% ../../nbs/19a_part_a_claims_more.ipynb #59484a2b
 @claim("a", "a_bound_10", "§2.2, eq. (10)", "Δ1(D, D′) ≤ d_odds(D, D′) (the bound (10))", ())
 def _a_bound10(t):
     B = {d: _bounds(d) for d in _BOUND_SETS}

@@ -31,6 +31,7 @@ def encode_classes(y) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     classes, codes, counts = np.unique(np.asarray(y), return_inverse=True, return_counts=True)
     return classes, codes.ravel(), counts / counts.sum()
 
+# %% ../../nbs/30_information.ipynb #23b15bbc
 def _check_X(X, name: str = "X") -> np.ndarray:
     "A finite 2-D float array with at least one row and one column (errors name the argument and the columns)."
     try: X = np.asarray(X, dtype=float)

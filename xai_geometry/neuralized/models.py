@@ -369,6 +369,7 @@ def predict(self: Prepared, X) -> np.ndarray:
     "The network's decisions at t(X) (for a pipeline: the pipeline's own)."
     return self.net.predict(self.transform(X))
 
+# %% ../../nbs/24a_explain.ipynb #b6a274d9
 @patch
 def pooling_weights(self: Prepared, X, **options):
     "The network's `pooling_weights` at t(X) (binary SVM, k-NN and regression networks)."

@@ -141,6 +141,7 @@ def decision_function(self: SoftPoolNetwork, X) -> np.ndarray:
     self._finite(X, out)
     return out
 
+# %% ../../nbs/21_svm.ipynb #2074be99
 @patch
 def log_ratio(self: SoftPoolNetwork, X) -> np.ndarray:
     "log A+(x) − log A−(x) = γ·g(x), (n,)."
