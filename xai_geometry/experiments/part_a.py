@@ -21,17 +21,21 @@ from ..naive_bayes.geometry import distance_tables, embedding_from_parts
 from .part_a_protocol import (DATASETS, DISTANCES, K_VALUES, K_VALUES_ADULT, N_SPLITS, NAMES, PAPER_TABLE2,
                                                      PAPER_TABLE2_MEANS, PAPER_TABLE3, PAPER_TABLE3_MEANS, QUICK_DATASETS,
                                                      SICK_NUMERIC, _TOL, _a_claim, _curves, _fall, _t2)
+from .part_a_figures import _figures, critical_difference
 from ..runner import RecordTable, UsageError, figures_dir, project_root, run_tasks, select_datasets
 from ..stats import corrected_ttest, friedman_nemenyi, holm, macro_ovr_auc
 
 # %% auto #0
 __all__ = ['VERSION', 'RECORD', 'neighbourhood_metrics', 'fit_backend', 'fold_task', 'table2', 'table3', 'pairwise_tests',
-           'critical_difference', 'reproduce', 'part_a_claims', 'DATASETS', 'QUICK_DATASETS', 'N_SPLITS', 'DISTANCES',
-           'NAMES', 'K_VALUES', 'K_VALUES_ADULT', 'SICK_NUMERIC', 'PAPER_TABLE2', 'PAPER_TABLE2_MEANS', 'PAPER_TABLE3',
-           'PAPER_TABLE3_MEANS']
+           'reproduce', 'part_a_claims', 'DATASETS', 'QUICK_DATASETS', 'N_SPLITS', 'DISTANCES', 'NAMES', 'K_VALUES',
+           'K_VALUES_ADULT', 'SICK_NUMERIC', 'PAPER_TABLE2', 'PAPER_TABLE2_MEANS', 'PAPER_TABLE3', 'PAPER_TABLE3_MEANS',
+           'critical_difference']
 
 # %% ../../nbs/19_log_odds_experiments.ipynb #f2517e77
 _all_ = ['DATASETS', 'QUICK_DATASETS', 'N_SPLITS', 'DISTANCES', 'NAMES', 'K_VALUES', 'K_VALUES_ADULT', 'SICK_NUMERIC', 'PAPER_TABLE2', 'PAPER_TABLE2_MEANS', 'PAPER_TABLE3', 'PAPER_TABLE3_MEANS']
+
+# %% ../../nbs/19_log_odds_experiments.ipynb #065380bb
+_all_ = ['critical_difference']   # Figure 1's ranks, drawn with the figures (19c_part_a_figures)
 
 # %% ../../nbs/19_log_odds_experiments.ipynb #72f1a099
 def _groups(model, P, y_idx, kind):
@@ -341,75 +345,6 @@ def pairwise_tests(folds: pd.DataFrame, metric: str = "auc", alpha: float = 0.01
     out["p_holm_all"] = holm(out.p.to_numpy(), alpha)[0]
     out[f"significant_{alpha:g}"] = out.p_holm_dataset <= alpha
     return out
-
-# %% ../../nbs/19_log_odds_experiments.ipynb #0d74d778
-def critical_difference(t2: pd.DataFrame, metric: str = "auc", paper: bool = False):
-    "Friedman + Nemenyi over the data sets of Table 2 (ours, or the paper's numbers with paper=True)."
-    t = t2[t2.dataset != "mean"]
-    w = t.pivot(index="dataset", columns="distance", values=f"{metric}_paper" if paper else metric)[list(DISTANCES)]
-    return friedman_nemenyi(w.rename(columns=NAMES).dropna())
-
-# %% ../../nbs/19_log_odds_experiments.ipynb #850eb51c
-_COLORS = {"global": "C0", "shap": "C3", "snb": "C2"}
-
-
-def _cd_figure(t2, out: Path, suffix: str) -> Path:
-    "Figure 1: the critical-difference diagrams of AUC, ours beside the paper's Table 2."
-    import matplotlib.pyplot as plt
-    from xai_geometry.plots import critical_difference_diagram
-    fig, axes = plt.subplots(1, 2, figsize=(12, 2.6))
-    if t2[t2.dataset != "mean"].dataset.nunique() >= 2:
-        critical_difference_diagram(critical_difference(t2), ax=axes[0], title="ours: AUC (OvR), 1-NN")
-    else: axes[0].axis("off"); axes[0].set_title("ranks need two data sets or more")
-    if t2[(t2.dataset != "mean") & t2.auc_paper.notna()].dataset.nunique() >= 2:
-        critical_difference_diagram(critical_difference(t2, paper=True), ax=axes[1], title="the paper's Table 2: AUC (OvR)")
-    else: axes[1].axis("off")
-    p = out / f"part_a_cd_auc{suffix}.png"; fig.savefig(p, dpi=120, bbox_inches="tight"); plt.close(fig)
-    return p
-
-# %% ../../nbs/19_log_odds_experiments.ipynb #a815a248
-def _k_means(diag):
-    "The diagnostics at K_VALUES: their means per (distance, k, data set), and the means of those over the data sets."
-    d = diag[diag.k.isin(K_VALUES)]
-    per_ds = d.groupby(["distance", "k", "dataset"]).mean(numeric_only=True).reset_index()
-    return per_ds, per_ds.groupby(["distance", "k"]).mean(numeric_only=True).reset_index()
-
-# %% ../../nbs/19_log_odds_experiments.ipynb #1477b513
-def _locagree_figure(diag, out: Path, suffix: str) -> Path:
-    "Figure 2: LocAgree_k of each distance, (a) the mean over the data sets, (b) adult."
-    import matplotlib.pyplot as plt
-    per_ds, mean = _k_means(diag); colors = _COLORS
-    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
-    for kind in DISTANCES:
-        m = mean[mean.distance == kind]; axes[0].plot(m.k, m.loc_agree, "o-", color=colors[kind], label=NAMES[kind])
-    axes[0].set_xlabel("k"); axes[0].set_ylabel(r"LocAgree$_k$"); axes[0].legend()
-    axes[0].set_title(f"(a) mean over the {per_ds.dataset.nunique()} data sets")
-    a = diag[diag.dataset == "adult"].groupby(["distance", "k"]).loc_agree.mean().reset_index()
-    if len(a):
-        for kind in DISTANCES:
-            m = a[a.distance == kind]; axes[1].plot(m.k, m.loc_agree, "o-", color=colors[kind], label=NAMES[kind])
-        axes[1].set_xscale("log", base=2); axes[1].set_xlabel("k (log2)"); axes[1].set_ylabel(r"LocAgree$_k$")
-        axes[1].set_title("(b) adult, mean over the test folds"); axes[1].legend()
-    else: axes[1].axis("off")
-    fig.tight_layout(); p = out / f"part_a_fig2_locagree{suffix}.png"; fig.savefig(p, dpi=120); plt.close(fig)
-    return p
-
-# %% ../../nbs/19_log_odds_experiments.ipynb #16bcc2d8
-def _locdelta_figure(diag, out: Path, suffix: str) -> Path:
-    "Figure 3: LocDelta_k of each distance, the mean over the data sets."
-    import matplotlib.pyplot as plt
-    per_ds, mean = _k_means(diag); colors = _COLORS
-    fig, ax = plt.subplots(figsize=(5.5, 3.8))
-    for kind in DISTANCES:
-        m = mean[mean.distance == kind]; ax.plot(m.k, m.loc_delta, "o-", color=colors[kind], label=NAMES[kind])
-    ax.set_xlabel("k"); ax.set_ylabel(r"LocDelta$_k$"); ax.legend()
-    ax.set_title(f"LocDelta$_k$, mean over the {per_ds.dataset.nunique()} data sets")
-    fig.tight_layout(); p = out / f"part_a_fig3_locdelta{suffix}.png"; fig.savefig(p, dpi=120); plt.close(fig)
-    return p
-
-# %% ../../nbs/19_log_odds_experiments.ipynb #778f611a
-def _figures(t2, diag, out: Path, suffix: str) -> list[Path]:
-    return [_cd_figure(t2, out, suffix), _locagree_figure(diag, out, suffix), _locdelta_figure(diag, out, suffix)]
 
 # %% ../../nbs/19_log_odds_experiments.ipynb #3e4ce0a9
 def _part_a_tasks(names, n_splits: int, backend: str) -> list[dict]:

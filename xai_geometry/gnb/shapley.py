@@ -18,6 +18,7 @@ from ..explanation import background_sample as _background_sample
 from .classifier import _MAX_UNIT_SCALE, GeneralizedNaiveBayes, structure_coefficients
 from .information import GaussianMargins, to_unit_scale
 from ..validation import StrOptions, check_features, check_params, column_names, keyword_only, warn_deprecated
+from ..threads import blas_threads
 
 # %% auto #0
 __all__ = ['OUTPUTS', 'COMPLEMENTS', 'explain', 'background_sample', 'default_complement', 'explained_output',
@@ -400,18 +401,6 @@ def _kde_cross(dens, k, S, u, v):
     pk = _PairKernel(dens, k, S)
     return pk.table(pk.rows(u), pk.cols(v))
 
-# %% ../../nbs/41_gnb_shapley.ipynb #0949ca18
-_BLAS = []   # threadpoolctl's controller of the loaded BLAS libraries, found once per process (a scan costs about 1 ms)
-
-def _one_blas_thread():
-    """BLAS limited to one thread (threadpoolctl): the kernel sums are many small products (a block of rows × the class's
-    points × the background), where threads only wait for each other, and on a busy machine spin for seconds."""
-    if not _BLAS:
-        from threadpoolctl import ThreadpoolController
-        _BLAS.append(ThreadpoolController())
-    return _BLAS[0].limit(limits=1, user_api="blas")
-
-
 # %% ../../nbs/41_gnb_shapley.ipynb #4638e0cc
 class _KernelSums:
     """The nonparametric terms: at set-up the terms at the background, the background's sides of every pair's kernel
@@ -424,7 +413,7 @@ class _KernelSums:
         self.single = [a for a, s in enumerate(sets) if len(s) == 1]
         self.pairs = [a for a, s in enumerate(sets) if len(s) == 2]
         self.jac = np.array([np.log(2.0) * float(dens.exponents_[list(S)].sum()) for S in sets])
-        with _one_blas_thread(): self._setup(model, sets, coef, B, const)
+        with blas_threads(1): self._setup(model, sets, coef, B, const)
 
     def _setup(self, model, sets, coef, B, const):
         dens = self.dens
@@ -450,8 +439,8 @@ class _KernelSums:
         return np.concatenate(out)
 
     def values(self, X):
-        "(n, d, K') the Shapley values at the rows X (the kernel sums' products on one BLAS thread, `_one_blas_thread`)."
-        with _one_blas_thread(): return self._values(X)
+        "(n, d, K') the Shapley values at the rows X (the kernel sums' products on one BLAS thread, `threads.blas_threads(1)`)."
+        with blas_threads(1): return self._values(X)
 
     def _values(self, X):
         sets = self.sets

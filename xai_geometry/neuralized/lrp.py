@@ -11,13 +11,14 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import logsumexp
 
+from ..threads import blas_threads
 from ..validation import Interval
 from ..literate import patch
 
 # %% auto #0
 __all__ = ['NETWORK_OPTIONS', 'heuristic_eta_svm', 'heuristic_beta_svm', 'heuristic_kappa_knn', 'heuristic_eta_knn',
-           'median_scale', 'pool_softmax', 'PoolingWeights', 'blas_threads', 'Int', 'Float', 'TwoPools', 'relevance',
-           'root_value', 'LRPTerms']
+           'median_scale', 'pool_softmax', 'PoolingWeights', 'Int', 'Float', 'TwoPools', 'relevance', 'root_value',
+           'LRPTerms', 'blas_threads']
 
 # %% ../../nbs/20_lrp.ipynb #e7fb50f5
 def heuristic_eta_svm(gamma: float, # the SVM's effective kernel width γ
@@ -88,20 +89,7 @@ class PoolingWeights(NamedTuple):
     bias_negative: np.ndarray  # (n,) weight of the virtual bias member in C−
 
 # %% ../../nbs/20_lrp.ipynb #df337873
-def blas_threads(n: int | None, # BLAS threads for the block; None leaves the BLAS default
-                ):
-    """Context manager limiting BLAS threads (threadpoolctl), or doing nothing for None. The loaded libraries are
-    found once per process (a `ThreadpoolController`, kept): scanning them costs about a millisecond, as much as
-    explaining one row."""
-    import contextlib
-    if n is None: return contextlib.nullcontext()
-    global _CONTROLLER
-    if _CONTROLLER is None:
-        from threadpoolctl import ThreadpoolController
-        _CONTROLLER = ThreadpoolController()
-    return _CONTROLLER.limit(limits=int(n), user_api="blas")
-
-_CONTROLLER = None   # threadpoolctl's view of the BLAS libraries this process has loaded (numpy's, at import)
+_all_ = ['blas_threads']   # the one limiter of the package (`threads.blas_threads`), a name of this module for its callers
 
 # %% ../../nbs/20_lrp.ipynb #b6168fd3
 class Int(Interval):

@@ -15,7 +15,7 @@ from ..literate import patch
 
 from ..explanation import LazyRows
 from ..validation import check_params, check_points, column_names, warn_deprecated
-import xai_geometry.neuralized.lrp as _lrp
+from ..threads import blas_controller
 from .lrp import LRPTerms, NETWORK_OPTIONS, blas_threads
 from .rules import Rule
 
@@ -91,7 +91,7 @@ def _threads(self: RowBlocks):
         if self.blas_threads is None: make = contextlib.nullcontext
         else:
             with blas_threads(self.blas_threads): pass             # threadpoolctl's view of the libraries, found once
-            make = functools.partial(_lrp._CONTROLLER.limit, limits=int(self.blas_threads), user_api="blas")
+            make = functools.partial(blas_controller().limit, limits=int(self.blas_threads), user_api="blas")
         found = self._limiter = ((type(self.blas_threads), self.blas_threads), make)
     return found[1]()
 
