@@ -147,7 +147,7 @@ def _exact_cases(m: dict) -> list:
          lambda: svc.decision_function(row), 0.35, lambda: xg.explain(svc, row),
          (lambda Z: svc.decision_function(pd.DataFrame(Z, columns=row.columns))), d_svc),
         ("SVM, batch", f"StandardScaler + SVC ({n_sv} support vectors)", len(svc_batch), lambda: E_svc(svc_batch),
-         "decision_function", lambda: svc.decision_function(svc_batch), 1.0, lambda: xg.explain(svc, svc_batch), None, d_svc),
+         "decision_function", lambda: svc.decision_function(svc_batch), 0.35, lambda: xg.explain(svc, svc_batch), None, d_svc),
     ]
     return [c + (1e-12,) for c in cases]
 
