@@ -87,7 +87,7 @@ def test_kmeans_with_identical_or_nearly_identical_centres():
     Z = np.random.default_rng(3).normal(size=(60, 2))
     km = KMeans(3, n_init=1, random_state=0).fit(Z)
     km.cluster_centers_[1] = km.cluster_centers_[0]
-    with pytest.raises(ValueError, match="pass beta="):
+    with pytest.raises(ValueError, match="identical cluster centres: no default beta; pass beta="):
         xg.explain(km, Z[:5])
     for entry in (lambda: xg.explain(km, Z[:5], beta=1.0), lambda: neuralized.explain(km, Z[:5], beta=1.0),
                   lambda: xg.Explainer(km, beta=1.0)(Z[:5]), lambda: NeuralizedKMeans(km, beta=1.0).explain(Z[:5])):

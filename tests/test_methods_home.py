@@ -246,19 +246,6 @@ def test_evaluate_refuses_an_output_that_contradicts_the_explanation_and_an_unfi
         xg.evaluate(make_pipeline(StandardScaler(), SVC()), e[..., 0], background=X, n_draws=5)
 
 
-def test_kmeans_with_identical_centres_is_explained_with_a_given_beta():
-    from sklearn.cluster import KMeans
-    X = np.random.default_rng(0).normal(size=(50, 3))
-    km = KMeans(3, n_init=1, random_state=0).fit(X)
-    km.cluster_centers_[1] = km.cluster_centers_[0]
-    with pytest.raises(ValueError, match="identical cluster centres: no default beta; pass beta="):
-        xg.explain(km, X[:5])
-    e = xg.explain(km, X[:5], beta=1.0)
-    assert np.isfinite(e.values).all() and e.info["beta"] == 1.0
-    km.cluster_centers_[1] = km.cluster_centers_[0] + 1e-12          # equal up to rounding: explained, no assertion
-    assert np.isfinite(xg.explain(km, X[:5]).values).all()
-
-
 # ---- part B's Table 2 reads the registry
 
 def test_part_b_columns_are_the_registrys_classes_and_the_second_tables_are_gone():

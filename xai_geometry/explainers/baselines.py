@@ -37,12 +37,6 @@ def _rows(em, X, name: str = "X") -> np.ndarray:
     return check_points(em.model if isinstance(em, ExplainedModel) else em, X, name)
 
 
-def _named(model, f):
-    "f with its (n, d) array argument handed to the model as a DataFrame of its column names, when it has them."
-    names = getattr(model, "feature_names_in_", None)
-    if names is None: return f
-    return lambda X: f(pd.DataFrame(X, columns=names))
-
 # %% ../../nbs/25_attribution.ipynb #edca2ab0
 @dataclass
 class ExplainedModel:
